@@ -1,0 +1,3 @@
+fn main() -> anyhow::Result<()> {
+    anyhow::bail!("the controller is not implemented yet")
+}

@@ -1,0 +1,1 @@
+//! The bundled wasmtime host for the SidecarSet policy.

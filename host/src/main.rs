@@ -1,0 +1,3 @@
+fn main() -> anyhow::Result<()> {
+    anyhow::bail!("no command implemented yet")
+}

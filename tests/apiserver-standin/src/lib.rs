@@ -1,0 +1,1 @@
+//! A kube-apiserver stand-in.
