@@ -1,0 +1,232 @@
+//! Every pod and SidecarSet annotation key and value format (§0, §3.9, §5.9), byte-compatible
+//! with OpenKruise. Policy, controller and host use only this module for them.
+
+use serde::{Deserialize, Serialize};
+use std::collections::{BTreeMap, BTreeSet};
+
+pub const SIDECARSET_HASH: &str = "kruise.io/sidecarset-hash";
+pub const SIDECARSET_HASH_WITHOUT_IMAGE: &str = "kruise.io/sidecarset-hash-without-image";
+pub const INJECTED_LIST: &str = "kruise.io/sidecarset-injected-list";
+pub const WORKING_HOT_UPGRADE_CONTAINER: &str = "kruise.io/sidecarset-working-hotupgrade-container";
+pub const INPLACE_UPDATE_STATE: &str = "kruise.io/sidecarset-inplace-update-state";
+pub const VERSION_PREFIX: &str = "version.sidecarset.kruise.io/";
+pub const VERSION_ALT_PREFIX: &str = "versionalt.sidecarset.kruise.io/";
+pub const CANARY: &str = "apps.kruise.io/sidecarset-canary";
+pub const CANARY_BASE: &str = "apps.kruise.io/sidecarset-base";
+pub const CUSTOM_VERSION_LABEL: &str = "apps.kruise.io/sidecarset-custom-version";
+/// Pod condition type written by the controller (§5.11).
+pub const UPGRADABLE_CONDITION: &str = "SidecarSetUpgradable";
+
+/// Env var every injected container carries.
+pub const IS_INJECTED_ENV: &str = "IS_INJECTED";
+pub const SIDECARSET_VERSION_ENV: &str = "SIDECARSET_VERSION";
+pub const SIDECARSET_VERSION_ALT_ENV: &str = "SIDECARSET_VERSION_ALT";
+
+/// `version.sidecarset.kruise.io/<container>`.
+pub fn version_key(container: &str) -> String {
+    format!("{VERSION_PREFIX}{container}")
+}
+
+/// `versionalt.sidecarset.kruise.io/<container>`.
+pub fn version_alt_key(container: &str) -> String {
+    format!("{VERSION_ALT_PREFIX}{container}")
+}
+
+/// One SidecarSet's entry of the pod hash annotations, fields in Go declaration order.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct UpgradeSpec {
+    /// RFC 3339 UTC seconds; `None` is Go's zero time, written as `null`.
+    #[serde(default)]
+    pub update_timestamp: Option<String>,
+    #[serde(default)]
+    pub hash: String,
+    #[serde(default)]
+    pub sidecar_set_name: String,
+    /// Not omitempty upstream: `null` when absent.
+    #[serde(default)]
+    pub sidecar_list: Option<Vec<String>>,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub controller_revision: String,
+}
+
+/// SidecarSet name → entry; a BTreeMap so keys serialise sorted, as Go maps do.
+pub type HashAnnotation = BTreeMap<String, UpgradeSpec>;
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("annotation {key} is neither a map of UpgradeSpec nor of strings: {reason}")]
+pub struct HashAnnotationError {
+    pub key: &'static str,
+    pub reason: String,
+}
+
+/// Parse a pod hash annotation: the struct form, else the legacy `{"name":"hash"}` form (§3.7).
+/// Absent or empty values give an empty map.
+pub fn parse_hash_annotation(
+    key: &'static str,
+    value: Option<&str>,
+) -> Result<HashAnnotation, HashAnnotationError> {
+    let Some(value) = value.filter(|v| !v.is_empty()) else {
+        return Ok(HashAnnotation::new());
+    };
+    match serde_json::from_str::<HashAnnotation>(value) {
+        Ok(parsed) => Ok(parsed),
+        Err(struct_error) => serde_json::from_str::<BTreeMap<String, String>>(value)
+            .map(|legacy| {
+                legacy
+                    .into_iter()
+                    .map(|(name, hash)| {
+                        let spec = UpgradeSpec {
+                            hash,
+                            sidecar_set_name: name.clone(),
+                            ..UpgradeSpec::default()
+                        };
+                        (name, spec)
+                    })
+                    .collect()
+            })
+            .map_err(|_| HashAnnotationError {
+                key,
+                reason: struct_error.to_string(),
+            }),
+    }
+}
+
+/// The hash entry of one SidecarSet on a pod, `""` when absent or unparsable (§6.3 case 21).
+pub fn pod_hash_of(key: &'static str, value: Option<&str>, sidecarset: &str) -> String {
+    parse_hash_annotation(key, value)
+        .ok()
+        .and_then(|mut map| map.remove(sidecarset))
+        .map(|spec| spec.hash)
+        .unwrap_or_default()
+}
+
+/// Compact JSON the way Go writes these annotations (sorted map keys, no whitespace).
+pub fn to_json<T: Serialize>(value: &T) -> String {
+    // Serialising plain maps/structs of strings cannot fail; fall back to an empty object anyway.
+    serde_json::to_string(value).unwrap_or_else(|_| "{}".to_string())
+}
+
+/// `kruise.io/sidecarset-injected-list`: comma-separated names.
+pub fn parse_injected_list(value: Option<&str>) -> BTreeSet<String> {
+    value
+        .unwrap_or("")
+        .split(',')
+        .filter(|name| !name.is_empty())
+        .map(str::to_string)
+        .collect()
+}
+
+/// Sorted, de-duplicated, comma-joined without spaces.
+pub fn format_injected_list(names: &BTreeSet<String>) -> String {
+    names.iter().map(String::as_str).collect::<Vec<_>>().join(",")
+}
+
+/// `kruise.io/sidecarset-working-hotupgrade-container`: sidecar name → working container.
+/// Bad JSON reads as empty, as upstream does.
+pub fn parse_working_map(value: Option<&str>) -> BTreeMap<String, String> {
+    value
+        .and_then(|v| serde_json::from_str(v).ok())
+        .unwrap_or_default()
+}
+
+/// `kruise.io/sidecarset-inplace-update-state` entry of one SidecarSet (§5.9).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct InPlaceUpdateState {
+    #[serde(default)]
+    pub revision: String,
+    #[serde(default)]
+    pub update_timestamp: Option<String>,
+    #[serde(default)]
+    pub last_container_statuses: BTreeMap<String, InPlaceUpdateContainerStatus>,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct InPlaceUpdateContainerStatus {
+    #[serde(rename = "imageID", default)]
+    pub image_id: String,
+}
+
+pub type InPlaceUpdateStates = BTreeMap<String, InPlaceUpdateState>;
+
+/// RFC 3339 UTC with second precision (`2025-01-02T03:04:05Z`) from Unix seconds.
+pub fn rfc3339(unix_seconds: i64) -> String {
+    let days = unix_seconds.div_euclid(86_400);
+    let secs = unix_seconds.rem_euclid(86_400);
+    let (year, month, day) = civil_from_days(days);
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z",
+        secs / 3600,
+        secs % 3600 / 60,
+        secs % 60
+    )
+}
+
+/// Howard Hinnant's days-to-civil conversion.
+fn civil_from_days(days: i64) -> (i64, u32, u32) {
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    (year, month, day)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn upgrade_spec_serialises_in_go_order() {
+        let spec = UpgradeSpec {
+            update_timestamp: Some("2025-01-02T03:04:05Z".into()),
+            hash: "h".into(),
+            sidecar_set_name: "mesh".into(),
+            sidecar_list: Some(vec!["envoy".into(), "log-agent".into()]),
+            controller_revision: String::new(),
+        };
+        assert_eq!(
+            to_json(&HashAnnotation::from([("mesh".to_string(), spec)])),
+            r#"{"mesh":{"updateTimestamp":"2025-01-02T03:04:05Z","hash":"h","sidecarSetName":"mesh","sidecarList":["envoy","log-agent"]}}"#
+        );
+        let zero = UpgradeSpec::default();
+        assert_eq!(
+            to_json(&zero),
+            r#"{"updateTimestamp":null,"hash":"","sidecarSetName":"","sidecarList":null}"#
+        );
+    }
+
+    #[test]
+    fn hash_annotation_forms() {
+        let parsed =
+            parse_hash_annotation(SIDECARSET_HASH, Some(r#"{"test-sidecarset":{"hash":"aaa"}}"#))
+                .unwrap();
+        assert_eq!(parsed["test-sidecarset"].hash, "aaa");
+        let legacy =
+            parse_hash_annotation(SIDECARSET_HASH, Some(r#"{"test-sidecarset":"aaa"}"#)).unwrap();
+        assert_eq!(legacy["test-sidecarset"].hash, "aaa");
+        assert_eq!(legacy["test-sidecarset"].sidecar_set_name, "test-sidecarset");
+        assert!(parse_hash_annotation(SIDECARSET_HASH, Some("garbage")).is_err());
+        assert!(parse_hash_annotation(SIDECARSET_HASH, None).unwrap().is_empty());
+        assert_eq!(pod_hash_of(SIDECARSET_HASH, Some("garbage"), "x"), "");
+    }
+
+    #[test]
+    fn injected_list_round_trip() {
+        let names = parse_injected_list(Some("b,a,,b"));
+        assert_eq!(format_injected_list(&names), "a,b");
+    }
+
+    #[test]
+    fn timestamps() {
+        assert_eq!(rfc3339(0), "1970-01-01T00:00:00Z");
+        assert_eq!(rfc3339(1_735_787_045), "2025-01-02T03:04:05Z");
+        assert_eq!(rfc3339(951_782_400), "2000-02-29T00:00:00Z");
+    }
+}
