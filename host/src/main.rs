@@ -1,3 +1,9 @@
+//! `sidecarset-host`: thin entry point; each command lives in `commands/`.
+
+mod commands;
+
+use clap::Parser;
+
 fn main() -> anyhow::Result<()> {
-    anyhow::bail!("no command implemented yet")
+    commands::Cli::parse().execute()
 }

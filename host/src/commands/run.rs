@@ -1,0 +1,145 @@
+//! `sidecarset-host run`: evaluate one request as `kwctl run` does and print one AdmissionResponse line.
+
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use anyhow::{Context, bail};
+use clap::Args;
+use serde_json::Value;
+
+use sidecarset_host::context::{ClusterContext, NoCluster, SessionRecorder, SessionReplayer};
+use sidecarset_host::engine::{EngineConfig, GuestStdio, HostCallbacks, PolicyEngine};
+use sidecarset_host::evaluate_admission;
+
+/// Arguments of `run`, named like kwctl's.
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// AdmissionRequest or AdmissionReview JSON file (`-` for stdin).
+    #[arg(short = 'r', long)]
+    pub request_path: PathBuf,
+    /// Settings file, YAML or JSON (`-` for stdin).
+    #[arg(short = 's', long, conflicts_with = "settings_json")]
+    pub settings_path: Option<PathBuf>,
+    /// Settings as inline JSON.
+    #[arg(long)]
+    pub settings_json: Option<String>,
+    /// Folder of Kubernetes objects (JSON/YAML) that answers the kubernetes host callbacks.
+    #[arg(
+        long,
+        value_name = "DIR",
+        conflicts_with = "replay_host_capabilities_interactions"
+    )]
+    pub context: Option<PathBuf>,
+    /// Write the host-capability exchanges to this kwctl session file.
+    #[arg(
+        long,
+        value_name = "FILE",
+        conflicts_with = "replay_host_capabilities_interactions"
+    )]
+    pub record_host_capabilities_interactions: Option<PathBuf>,
+    /// Answer host-capability calls from this kwctl session file, strictly in order.
+    #[arg(long, value_name = "FILE")]
+    pub replay_host_capabilities_interactions: Option<PathBuf>,
+    /// Accepted for kwctl compatibility; the context comes from --context or the session file.
+    #[arg(long)]
+    pub allow_context_aware: bool,
+    /// Deadline of each evaluation phase, in milliseconds.
+    #[arg(long, value_name = "MS", default_value_t = 2000)]
+    pub deadline_ms: u64,
+    /// Guest memory cap, in MiB.
+    #[arg(long, value_name = "MIB", default_value_t = 64)]
+    pub memory_limit_mib: usize,
+    /// The policy module (plain or annotated .wasm; a `file://` prefix is accepted).
+    #[arg(value_name = "MODULE")]
+    pub module: String,
+}
+
+fn read_input(path: &Path) -> anyhow::Result<String> {
+    if path == Path::new("-") {
+        let mut text = String::new();
+        std::io::stdin()
+            .read_to_string(&mut text)
+            .context("cannot read stdin")?;
+        return Ok(text);
+    }
+    std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))
+}
+
+fn read_settings(args: &RunArgs) -> anyhow::Result<Value> {
+    let settings: Value = match (&args.settings_path, &args.settings_json) {
+        (Some(path), _) => {
+            let text = read_input(path)?;
+            serde_norway::from_str(&text)
+                .with_context(|| format!("cannot parse settings file {}", path.display()))?
+        }
+        (None, Some(json)) => serde_json::from_str(json).context("cannot parse --settings-json")?,
+        (None, None) => Value::Null,
+    };
+    match settings {
+        Value::Null => Ok(Value::Object(serde_json::Map::new())),
+        Value::Object(_) => Ok(settings),
+        _ => bail!("settings must be a map (or null)"),
+    }
+}
+
+fn base_host(args: &RunArgs) -> anyhow::Result<Box<dyn HostCallbacks>> {
+    if let Some(session) = &args.replay_host_capabilities_interactions {
+        return Ok(Box::new(SessionReplayer::from_file(session)?));
+    }
+    if let Some(dir) = &args.context {
+        let context = ClusterContext::from_dir(dir)
+            .with_context(|| format!("cannot load the cluster context from {}", dir.display()))?;
+        return Ok(Box::new(context));
+    }
+    Ok(Box::new(NoCluster))
+}
+
+/// Runs the command.
+pub fn execute(args: &RunArgs) -> anyhow::Result<()> {
+    let module_path = PathBuf::from(args.module.strip_prefix("file://").unwrap_or(&args.module));
+    let config = EngineConfig {
+        deadline: Duration::from_millis(args.deadline_ms),
+        memory_limit: args.memory_limit_mib.saturating_mul(1024 * 1024),
+        // Keep stdout for the one AdmissionResponse line.
+        guest_stdio: GuestStdio::Stderr,
+    };
+    let engine = PolicyEngine::from_file(&module_path, config)?;
+    let request_text = read_input(&args.request_path)?;
+    let request: Value = serde_json::from_str(&request_text)
+        .with_context(|| format!("cannot parse request {}", args.request_path.display()))?;
+    let settings = read_settings(args)?;
+
+    let base = base_host(args)?;
+    match &args.record_host_capabilities_interactions {
+        Some(session) => {
+            let recorder = SessionRecorder::new(base);
+            let result = evaluate(&engine, &request, &settings, &recorder);
+            // Like kwctl, the session is written even when the evaluation failed.
+            recorder.save(session)?;
+            result
+        }
+        None => evaluate(&engine, &request, &settings, base.as_ref()),
+    }
+}
+
+fn evaluate(
+    engine: &PolicyEngine,
+    request: &Value,
+    settings: &Value,
+    host: &dyn HostCallbacks,
+) -> anyhow::Result<()> {
+    let validation = engine.validate_settings(settings, host)?;
+    if !validation.valid {
+        bail!(
+            "Provided settings are not valid: {}",
+            validation.message.unwrap_or_default()
+        );
+    }
+    let response = evaluate_admission(engine, request, settings, host);
+    let line = serde_json::to_string(&response)?;
+    let mut stdout = std::io::stdout().lock();
+    writeln!(stdout, "{line}")?;
+    stdout.flush()?;
+    Ok(())
+}

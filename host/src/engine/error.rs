@@ -1,0 +1,54 @@
+//! Typed errors of the waPC engine.
+
+use thiserror::Error;
+
+/// Everything that can go wrong while loading a module or evaluating one call.
+///
+/// Call-time variants display like Kubewarden's waPC errors (`Guest call failure: …`).
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum EngineError {
+    /// The module could not be compiled, linked or pre-instantiated.
+    #[error("cannot load policy module: {0}")]
+    Load(String),
+    /// The embedded `io.kubewarden.metadata` section is not valid JSON.
+    #[error("invalid policy metadata: {0}")]
+    Metadata(String),
+    /// The module does not export a function the waPC protocol requires.
+    #[error("policy module does not export `{0}`")]
+    MissingExport(&'static str),
+    /// Instantiation, `_start` or `wapc_init` failed.
+    #[error("initialization failed: {0}")]
+    InitFailed(String),
+    /// `_start` or `wapc_init` ran past the deadline.
+    #[error("{0} init interrupted, execution deadline exceeded")]
+    InitDeadlineExceeded(String),
+    /// The waPC call ran past the deadline.
+    #[error("Guest call failure: guest code interrupted, execution deadline exceeded")]
+    DeadlineExceeded,
+    /// The guest tried to grow its memory beyond the configured cap.
+    #[error(
+        "Guest call failure: guest memory limit exceeded (tried to grow to {requested} bytes, limit is {limit} bytes)"
+    )]
+    MemoryLimitExceeded {
+        /// Size the guest asked for.
+        requested: usize,
+        /// Configured cap.
+        limit: usize,
+    },
+    /// The guest returned an error or trapped.
+    #[error("Guest call failure: {0}")]
+    GuestCallFailure(String),
+    /// The guest answered with something that is not the expected JSON.
+    #[error("invalid response from policy: {0}")]
+    InvalidResponse(String),
+    /// The input given to the engine cannot be sent to the guest.
+    #[error("invalid input: {0}")]
+    InvalidInput(String),
+}
+
+impl EngineError {
+    /// True for both deadline variants (init and call): Kubewarden reports them with one message.
+    pub fn is_deadline(&self) -> bool {
+        matches!(self, Self::DeadlineExceeded | Self::InitDeadlineExceeded(_))
+    }
+}

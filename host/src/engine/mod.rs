@@ -1,0 +1,370 @@
+//! waPC on wasmtime: compile a policy once, evaluate every call in a fresh, sandboxed instance.
+
+mod callbacks;
+mod config;
+mod error;
+mod limits;
+mod metadata;
+mod ticker;
+mod types;
+mod wapc;
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Instant;
+
+use serde_json::{Value, json};
+use wasmtime::{Engine, InstancePre, Linker, Module, Store, Trap, TypedFunc, UpdateDeadline};
+use wasmtime_wasi::{I32Exit, WasiCtxBuilder};
+
+pub use callbacks::{HostCallbacks, NoHostCallbacks, default_log, format_log_record};
+pub use config::{DEFAULT_DEADLINE, DEFAULT_MEMORY_LIMIT, EngineConfig, GuestStdio};
+pub use error::EngineError;
+pub use metadata::{METADATA_SECTION, custom_section, read_metadata};
+pub use types::{SettingsValidationResponse, ValidationResponse};
+
+use limits::MemoryCap;
+use ticker::Ticker;
+use wapc::{Invocation, StoreState};
+
+/// Start functions run before every call, in waPC's order.
+const STARTERS: [&str; 2] = ["_start", "wapc_init"];
+
+/// A compiled policy module, ready to evaluate requests from any number of threads.
+///
+/// Cloning is cheap and shares the compiled module and the epoch ticker.
+#[derive(Clone)]
+pub struct PolicyEngine {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    // Field order matters on drop: the ticker thread holds an engine handle, stop it first.
+    _ticker: Ticker,
+    engine: Engine,
+    pre: InstancePre<StoreState>,
+    config: EngineConfig,
+    metadata: Option<Value>,
+    starters: Vec<&'static str>,
+}
+
+impl std::fmt::Debug for PolicyEngine {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PolicyEngine")
+            .field("config", &self.inner.config)
+            .field("annotated", &self.inner.metadata.is_some())
+            .finish_non_exhaustive()
+    }
+}
+
+/// Alias kept for callers that think of the compiled module rather than the engine.
+pub type PolicyModule = PolicyEngine;
+
+impl PolicyEngine {
+    /// Compiles `wasm` (binary, or WAT text) once and pre-links WASI preview1 and the waPC imports.
+    pub fn new(wasm: &[u8], config: EngineConfig) -> Result<Self, EngineError> {
+        let metadata = read_metadata(wasm)?;
+        let mut wasm_config = wasmtime::Config::new();
+        // Go >= 1.26 policies need function references; epochs give every evaluation its deadline.
+        wasm_config.wasm_function_references(true);
+        wasm_config.epoch_interruption(true);
+        let engine = Engine::new(&wasm_config).map_err(load_error)?;
+        let module = Module::new(&engine, wasm).map_err(load_error)?;
+        if module.get_export("__guest_call").is_none() {
+            return Err(EngineError::MissingExport("__guest_call"));
+        }
+        let starters = STARTERS
+            .into_iter()
+            .filter(|name| module.get_export(name).is_some())
+            .collect();
+        let mut linker: Linker<StoreState> = Linker::new(&engine);
+        wasmtime_wasi::p1::add_to_linker_sync(&mut linker, |s: &mut StoreState| &mut s.wasi)
+            .map_err(load_error)?;
+        wapc::add_to_linker(&mut linker).map_err(load_error)?;
+        let pre = linker.instantiate_pre(&module).map_err(load_error)?;
+        let ticker = Ticker::start(engine.clone(), config.tick())?;
+        Ok(Self {
+            inner: Arc::new(Inner {
+                _ticker: ticker,
+                engine,
+                pre,
+                config,
+                metadata,
+                starters,
+            }),
+        })
+    }
+
+    /// Reads and compiles a module file.
+    pub fn from_file(path: &Path, config: EngineConfig) -> Result<Self, EngineError> {
+        let wasm = std::fs::read(path)
+            .map_err(|e| EngineError::Load(format!("cannot read {}: {e}", path.display())))?;
+        Self::new(&wasm, config)
+    }
+
+    /// The sandbox settings this engine applies.
+    pub fn config(&self) -> &EngineConfig {
+        &self.inner.config
+    }
+
+    /// The JSON of the `io.kubewarden.metadata` custom section, when the module is annotated.
+    pub fn metadata(&self) -> Option<&Value> {
+        self.inner.metadata.as_ref()
+    }
+
+    /// Runs one waPC operation in a fresh instance and returns the guest's response bytes.
+    pub fn call(
+        &self,
+        operation: &str,
+        payload: &[u8],
+        host: &dyn HostCallbacks,
+    ) -> Result<Vec<u8>, EngineError> {
+        // SAFETY: the store holding this reference is created and dropped inside `run`, which
+        // borrows `host` for its whole duration; nothing derived from the store escapes it.
+        let host: &'static dyn HostCallbacks =
+            unsafe { std::mem::transmute::<&dyn HostCallbacks, &'static dyn HostCallbacks>(host) };
+        self.run(operation, payload, host)
+    }
+
+    /// Calls `validate_settings`; guest failures become `valid: false`, as in Kubewarden.
+    pub fn validate_settings(
+        &self,
+        settings: &Value,
+        host: &dyn HostCallbacks,
+    ) -> Result<SettingsValidationResponse, EngineError> {
+        let settings = settings_object(settings)?;
+        let payload =
+            serde_json::to_vec(&settings).map_err(|e| EngineError::InvalidInput(e.to_string()))?;
+        match self.call("validate_settings", &payload, host) {
+            Ok(bytes) => {
+                Ok(
+                    serde_json::from_slice(&bytes).unwrap_or_else(|e| SettingsValidationResponse {
+                        valid: false,
+                        message: Some(format!(
+                            "Cannot deserialize settings validation response: {e}"
+                        )),
+                    }),
+                )
+            }
+            Err(
+                e @ (EngineError::GuestCallFailure(_)
+                | EngineError::DeadlineExceeded
+                | EngineError::MemoryLimitExceeded { .. }),
+            ) => Ok(SettingsValidationResponse {
+                valid: false,
+                message: Some(format!("Error invoking settings validation callback: {e}")),
+            }),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Calls `validate` with `{"request": request, "settings": settings}`.
+    pub fn validate(
+        &self,
+        request: &Value,
+        settings: &Value,
+        host: &dyn HostCallbacks,
+    ) -> Result<ValidationResponse, EngineError> {
+        let settings = settings_object(settings)?;
+        let payload = serde_json::to_vec(&json!({ "request": request, "settings": settings }))
+            .map_err(|e| EngineError::InvalidInput(e.to_string()))?;
+        let bytes = self.call("validate", &payload, host)?;
+        serde_json::from_slice(&bytes).map_err(|e| EngineError::InvalidResponse(e.to_string()))
+    }
+
+    /// Calls `protocol_version` and returns the decoded JSON string (`v1` for SDK policies).
+    pub fn protocol_version(&self) -> Result<String, EngineError> {
+        let bytes = self.call("protocol_version", b"", &NoHostCallbacks)?;
+        serde_json::from_slice(&bytes).map_err(|e| EngineError::InvalidResponse(e.to_string()))
+    }
+
+    fn run(
+        &self,
+        operation: &str,
+        payload: &[u8],
+        host: &'static dyn HostCallbacks,
+    ) -> Result<Vec<u8>, EngineError> {
+        let op_len = len_i32(operation.len())?;
+        let msg_len = len_i32(payload.len())?;
+        let mut store = self.new_store(host);
+
+        arm_deadline(&mut store, &self.inner.config);
+        let instance = self
+            .inner
+            .pre
+            .instantiate(&mut store)
+            .map_err(|e| init_error(&store, "instantiation", &e))?;
+        for starter in &self.inner.starters {
+            arm_deadline(&mut store, &self.inner.config);
+            let func: TypedFunc<(), ()> = instance
+                .get_typed_func(&mut store, starter)
+                .map_err(|e| EngineError::InitFailed(format!("{starter}: {}", root_message(&e))))?;
+            if let Err(e) = func.call(&mut store, ()) {
+                // TinyGo's main ends with proc_exit(0): a successful exit, not a failure.
+                if e.downcast_ref::<I32Exit>().is_some_and(|exit| exit.0 == 0) {
+                    continue;
+                }
+                return Err(init_error(&store, starter, &e));
+            }
+        }
+
+        let guest_call: TypedFunc<(i32, i32), i32> = instance
+            .get_typed_func(&mut store, "__guest_call")
+            .map_err(|_| EngineError::MissingExport("__guest_call"))?;
+        {
+            let state = store.data_mut();
+            state.invocation = Some(Invocation {
+                operation: operation.as_bytes().to_vec(),
+                payload: payload.to_vec(),
+            });
+            state.guest_response = None;
+            state.guest_error = None;
+            state.host_response = None;
+            state.host_error = None;
+        }
+        arm_deadline(&mut store, &self.inner.config);
+        let result = guest_call.call(&mut store, (op_len, msg_len));
+        let state = store.data_mut();
+        match result {
+            Ok(0) => Err(EngineError::GuestCallFailure(
+                state
+                    .guest_error
+                    .take()
+                    .unwrap_or_else(|| "No error message set for call failure".into()),
+            )),
+            Ok(_) => match (state.guest_response.take(), state.guest_error.take()) {
+                (Some(response), _) => Ok(response),
+                (None, Some(error)) => Err(EngineError::GuestCallFailure(error)),
+                (None, None) => Err(EngineError::GuestCallFailure(
+                    "No error message OR response set for call success".into(),
+                )),
+            },
+            Err(e) => Err(call_error(&store, &e)),
+        }
+    }
+
+    fn new_store(&self, host: &'static dyn HostCallbacks) -> Store<StoreState> {
+        let mut wasi = WasiCtxBuilder::new();
+        match self.inner.config.guest_stdio {
+            GuestStdio::Inherit => {
+                wasi.inherit_stdout().inherit_stderr();
+            }
+            GuestStdio::Stderr => {
+                wasi.stdout(std::io::stderr()).inherit_stderr();
+            }
+            GuestStdio::Discard => {}
+        }
+        let state = StoreState {
+            wasi: wasi.build_p1(),
+            limits: MemoryCap::new(self.inner.config.memory_limit),
+            host,
+            invocation: None,
+            guest_response: None,
+            guest_error: None,
+            host_response: None,
+            host_error: None,
+            deadline: Instant::now() + self.inner.config.deadline,
+            deadline_hit: false,
+        };
+        let mut store = Store::new(&self.inner.engine, state);
+        store.limiter(|s| &mut s.limits);
+        store.epoch_deadline_callback(|mut ctx| {
+            let state = ctx.data_mut();
+            if Instant::now() >= state.deadline {
+                state.deadline_hit = true;
+                Ok(UpdateDeadline::Interrupt)
+            } else {
+                Ok(UpdateDeadline::Continue(1))
+            }
+        });
+        store
+    }
+}
+
+fn arm_deadline(store: &mut Store<StoreState>, config: &EngineConfig) {
+    store.data_mut().deadline = Instant::now() + config.deadline;
+    store.set_epoch_deadline(1);
+}
+
+fn settings_object(settings: &Value) -> Result<Value, EngineError> {
+    match settings {
+        Value::Null => Ok(json!({})),
+        Value::Object(_) => Ok(settings.clone()),
+        _ => Err(EngineError::InvalidInput(
+            "settings must be a JSON object or null".into(),
+        )),
+    }
+}
+
+fn len_i32(len: usize) -> Result<i32, EngineError> {
+    i32::try_from(len).map_err(|_| EngineError::InvalidInput("payload larger than 2 GiB".into()))
+}
+
+fn load_error(e: wasmtime::Error) -> EngineError {
+    EngineError::Load(format!("{e:#}"))
+}
+
+/// The innermost message of a wasmtime error: the trap or host error, without the backtrace text.
+fn root_message(e: &wasmtime::Error) -> String {
+    if let Some(trap) = e.downcast_ref::<Trap>() {
+        return trap.to_string();
+    }
+    if let Some(exit) = e.downcast_ref::<I32Exit>() {
+        return format!("guest exited with code {}", exit.0);
+    }
+    e.root_cause().to_string()
+}
+
+fn is_interrupt(store: &Store<StoreState>, e: &wasmtime::Error) -> bool {
+    store.data().deadline_hit || e.downcast_ref::<Trap>() == Some(&Trap::Interrupt)
+}
+
+fn memory_error(store: &Store<StoreState>) -> Option<EngineError> {
+    let limits = &store.data().limits;
+    limits
+        .refused
+        .map(|requested| EngineError::MemoryLimitExceeded {
+            requested,
+            limit: limits.limit(),
+        })
+}
+
+fn init_error(store: &Store<StoreState>, phase: &str, e: &wasmtime::Error) -> EngineError {
+    if is_interrupt(store, e) {
+        EngineError::InitDeadlineExceeded(phase.to_string())
+    } else if let Some(memory) = memory_error(store) {
+        memory
+    } else {
+        EngineError::InitFailed(format!("{phase}: {}", root_message(e)))
+    }
+}
+
+fn call_error(store: &Store<StoreState>, e: &wasmtime::Error) -> EngineError {
+    if is_interrupt(store, e) {
+        EngineError::DeadlineExceeded
+    } else if let Some(memory) = memory_error(store) {
+        memory
+    } else {
+        EngineError::GuestCallFailure(root_message(e))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn assert_send_sync<T: Send + Sync>() {}
+
+    #[test]
+    fn engine_is_send_and_sync() {
+        assert_send_sync::<PolicyEngine>();
+    }
+
+    #[test]
+    fn tick_is_a_tenth_of_the_deadline_within_bounds() {
+        let mut config = EngineConfig::default();
+        assert_eq!(config.tick(), std::time::Duration::from_millis(100));
+        config.deadline = std::time::Duration::from_millis(100);
+        assert_eq!(config.tick(), std::time::Duration::from_millis(10));
+    }
+}
