@@ -5,4 +5,5 @@ pub mod admission;
 pub mod annotations;
 pub mod quantity;
 pub mod api;
+pub mod hash;
 pub mod selector;
