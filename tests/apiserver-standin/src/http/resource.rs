@@ -1,0 +1,319 @@
+//! The verbs on resources: get, list, watch, create, update, patch, delete, deletecollection.
+
+use std::collections::HashMap;
+use std::time::Duration;
+
+use axum::body::Bytes;
+use axum::http::{HeaderMap, StatusCode, header};
+use axum::response::Response;
+use serde_json::{Value, json};
+
+use super::{AppState, Target, json_response, stream_response, table};
+use crate::error::ApiError;
+use crate::fault::Verb;
+use crate::patch::PatchType;
+use crate::selectors::Filter;
+use crate::store::{DeleteOptions, Subresource, WatchFrom};
+use crate::watch::{self, WatchRequest};
+
+/// One request on a resource.
+pub struct Request<'a> {
+    pub state: &'a AppState,
+    pub target: Target,
+    pub query: HashMap<String, String>,
+    pub headers: HeaderMap,
+    pub body: Bytes,
+}
+
+impl Request<'_> {
+    fn ns(&self) -> &str {
+        self.target.namespace.as_deref().unwrap_or("")
+    }
+
+    fn name(&self) -> Result<&str, ApiError> {
+        self.target
+            .name
+            .as_deref()
+            .ok_or_else(|| ApiError::bad_request("a resource name is required"))
+    }
+
+    fn sub(&self) -> Subresource {
+        if self.target.subresource.is_some() {
+            Subresource::Status
+        } else {
+            Subresource::Main
+        }
+    }
+
+    fn dry_run(&self) -> bool {
+        self.query.get("dryRun").is_some_and(|v| v == "All")
+    }
+
+    fn json_body(&self) -> Result<Value, ApiError> {
+        let ct = self
+            .headers
+            .get(header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or("application/json");
+        if ct.contains("protobuf") || ct.contains("cbor") {
+            return Err(ApiError::unsupported_media_type(format!(
+                "the body of the request was in an unknown format - accepted media types include: application/json, application/yaml (got \"{ct}\")"
+            )));
+        }
+        if ct.contains("yaml") {
+            return serde_norway::from_slice(&self.body)
+                .map_err(|e| ApiError::bad_request(format!("error decoding YAML: {e}")));
+        }
+        serde_json::from_slice(&self.body).map_err(|e| {
+            ApiError::bad_request(format!(
+                "the body of the request could not be decoded as JSON: {e}"
+            ))
+        })
+    }
+
+    fn filter(&self) -> Result<Filter, ApiError> {
+        Filter::parse(
+            self.target.def,
+            self.target.namespace.clone(),
+            self.query.get("labelSelector").map(String::as_str),
+            self.query.get("fieldSelector").map(String::as_str),
+        )
+    }
+
+    fn wants_table(&self) -> bool {
+        self.headers
+            .get(header::ACCEPT)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|a| a.contains("as=Table"))
+    }
+}
+
+/// Handles one verb.
+pub async fn handle(verb: Verb, req: Request<'_>) -> Result<Response, ApiError> {
+    let store = &req.state.store;
+    let def = req.target.def;
+    match verb {
+        Verb::Get => {
+            let obj = store.get(def, req.ns(), req.name()?)?;
+            if req.wants_table() {
+                return Ok(json_response(
+                    StatusCode::OK,
+                    &table::table(def, &[obj], None, &req.query),
+                ));
+            }
+            Ok(json_response(StatusCode::OK, &obj))
+        }
+        Verb::List => list(&req),
+        Verb::Watch => watch(&req),
+        Verb::Create => {
+            let body = req.json_body()?;
+            let obj = store.create(def, req.ns(), &body, req.dry_run())?;
+            Ok(json_response(StatusCode::CREATED, &obj))
+        }
+        Verb::Update => {
+            let body = req.json_body()?;
+            let (obj, created) =
+                store.update(def, req.ns(), req.name()?, &body, req.sub(), req.dry_run())?;
+            let code = if created {
+                StatusCode::CREATED
+            } else {
+                StatusCode::OK
+            };
+            Ok(json_response(code, &obj))
+        }
+        Verb::Patch => {
+            let ct = req
+                .headers
+                .get(header::CONTENT_TYPE)
+                .and_then(|v| v.to_str().ok())
+                .unwrap_or("");
+            let ty = PatchType::from_content_type(ct)?;
+            let obj = store.patch(
+                def,
+                req.ns(),
+                req.name()?,
+                ty,
+                &req.body,
+                req.sub(),
+                req.dry_run(),
+            )?;
+            Ok(json_response(StatusCode::OK, &obj))
+        }
+        Verb::Delete => {
+            let opts = delete_options(&req)?;
+            let deleted = store.delete(def, req.ns(), req.name()?, &opts)?;
+            if deleted.removed && !def.return_deleted_object {
+                return Ok(json_response(
+                    StatusCode::OK,
+                    &success_status(def, &deleted.object),
+                ));
+            }
+            Ok(json_response(StatusCode::OK, &deleted.object))
+        }
+        Verb::DeleteCollection => {
+            let opts = delete_options(&req)?;
+            let filter = req.filter()?;
+            let page = store.list(def, &filter, None, None)?;
+            let mut items = Vec::new();
+            for obj in page.items {
+                let ns = crate::meta::namespace(&obj).to_string();
+                let name = crate::meta::name(&obj).to_string();
+                match store.delete(def, &ns, &name, &opts) {
+                    Ok(d) => items.push(d.object),
+                    Err(e) if e.code == 404 => {}
+                    Err(e) => return Err(e),
+                }
+            }
+            Ok(json_response(
+                StatusCode::OK,
+                &list_doc(def, items, store.resource_version(), None, None),
+            ))
+        }
+    }
+}
+
+fn success_status(def: &crate::resources::ResourceDef, obj: &Value) -> Value {
+    let mut details = json!({
+        "name": crate::meta::name(obj),
+        "kind": def.plural,
+        "uid": crate::meta::meta_str(obj, "uid"),
+    });
+    if !def.group.is_empty() {
+        details["group"] = json!(def.group);
+    }
+    json!({ "kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "details": details })
+}
+
+fn delete_options(req: &Request<'_>) -> Result<DeleteOptions, ApiError> {
+    let mut opts = DeleteOptions {
+        dry_run: req.dry_run(),
+        ..DeleteOptions::default()
+    };
+    if !req.body.is_empty() {
+        let body = req.json_body()?;
+        opts.grace_period_seconds = body.get("gracePeriodSeconds").and_then(Value::as_i64);
+        let pre = body.get("preconditions");
+        opts.uid = pre
+            .and_then(|p| p.get("uid"))
+            .and_then(Value::as_str)
+            .map(String::from);
+        opts.resource_version = pre
+            .and_then(|p| p.get("resourceVersion"))
+            .and_then(Value::as_str)
+            .map(String::from);
+        if body
+            .get("dryRun")
+            .and_then(Value::as_array)
+            .is_some_and(|a| a.iter().any(|v| v == "All"))
+        {
+            opts.dry_run = true;
+        }
+    }
+    if let Some(g) = req.query.get("gracePeriodSeconds") {
+        opts.grace_period_seconds = Some(
+            g.parse()
+                .map_err(|_| ApiError::bad_request(format!("invalid gracePeriodSeconds: {g}")))?,
+        );
+    }
+    Ok(opts)
+}
+
+fn list_doc(
+    def: &crate::resources::ResourceDef,
+    items: Vec<Value>,
+    rv: u64,
+    cont: Option<String>,
+    remaining: Option<u64>,
+) -> Value {
+    let mut metadata = json!({ "resourceVersion": rv.to_string() });
+    if let Some(c) = cont {
+        metadata["continue"] = json!(c);
+    }
+    if let Some(r) = remaining {
+        metadata["remainingItemCount"] = json!(r);
+    }
+    json!({
+        "kind": format!("{}List", def.kind),
+        "apiVersion": def.api_version(),
+        "metadata": metadata,
+        "items": items,
+    })
+}
+
+fn list(req: &Request<'_>) -> Result<Response, ApiError> {
+    let filter = req.filter()?;
+    let limit = match req.query.get("limit") {
+        Some(l) => Some(
+            l.parse::<usize>()
+                .map_err(|_| ApiError::bad_request(format!("invalid limit: {l}")))?,
+        ),
+        None => None,
+    };
+    let page = req.state.store.list(
+        req.target.def,
+        &filter,
+        limit,
+        req.query.get("continue").map(String::as_str),
+    )?;
+    if req.wants_table() {
+        return Ok(json_response(
+            StatusCode::OK,
+            &table::table(
+                req.target.def,
+                &page.items,
+                Some((page.resource_version, page.continue_token)),
+                &req.query,
+            ),
+        ));
+    }
+    Ok(json_response(
+        StatusCode::OK,
+        &list_doc(
+            req.target.def,
+            page.items,
+            page.resource_version,
+            page.continue_token,
+            page.remaining,
+        ),
+    ))
+}
+
+fn watch(req: &Request<'_>) -> Result<Response, ApiError> {
+    let filter = req.filter()?;
+    let from = match req.query.get("resourceVersion").map(String::as_str) {
+        None | Some("") | Some("0") => WatchFrom::Now,
+        Some(rv) => WatchFrom::Version(
+            rv.parse()
+                .map_err(|_| ApiError::bad_request(format!("invalid resource version: {rv}")))?,
+        ),
+    };
+    let initial_events = req
+        .query
+        .get("sendInitialEvents")
+        .is_some_and(|v| v == "true");
+    let bookmarks = req
+        .query
+        .get("allowWatchBookmarks")
+        .is_some_and(|v| v == "true");
+    let timeout = match req.query.get("timeoutSeconds") {
+        Some(t) => Duration::from_secs(
+            t.parse()
+                .map_err(|_| ApiError::bad_request(format!("invalid timeoutSeconds: {t}")))?,
+        ),
+        None => Duration::from_secs(1800),
+    };
+    let start = match req.state.store.watch(req.target.def, from, initial_events) {
+        Ok(s) => s,
+        Err(e) if e.code == 410 => return Ok(stream_response(watch::error_stream(&e))),
+        Err(e) => return Err(e),
+    };
+    Ok(stream_response(watch::stream(WatchRequest {
+        def: req.target.def,
+        filter,
+        start,
+        bookmarks,
+        initial_events_end: initial_events,
+        timeout,
+        bookmark_interval: req.state.bookmark_interval,
+    })))
+}
