@@ -1,0 +1,6 @@
+//! SidecarSet admission: defaults (§2.1) and validation (§2.2).
+
+pub mod defaults;
+pub mod validate;
+pub use defaults::apply_defaults;
+pub use validate::{FieldError, ValidationContext, validate};
