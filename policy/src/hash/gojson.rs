@@ -339,6 +339,35 @@ mod tests {
     }
 
     #[test]
+    fn nested_orders_and_extension_fields() {
+        let got = container(json!({
+            "resourcesPolicy": {"resourcesExpr": {"requests": {"memory": "100Mi", "cpu": "cpu*50%"}},
+                "targetContainersNameRegex": ".*", "targetContainersMode": "sum"},
+            "volumeMounts": [{"subPathExpr": "$(P)", "mountPropagation": "None", "subPath": "",
+                "mountPath": "/m", "recursiveReadOnly": "Disabled", "readOnly": true, "name": "v"}],
+            "securityContext": {"appArmorProfile": {"type": "RuntimeDefault"}, "seccompProfile": {"localhostProfile": "p"},
+                "runAsNonRoot": true, "runAsGroup": 2, "runAsUser": 1, "windowsOptions": {"hostProcess": false}},
+            "lifecycle": {"preStop": {"sleep": {"seconds": 5}}, "postStart": {"exec": {"command": ["a<b"]}},
+                "stopSignal": "SIGTERM"},
+            "name": "n", "podInjectPolicy": "AfterAppContainer",
+            "upgradeStrategy": {"hotUpgradeEmptyImage": "e", "upgradeType": "HotUpgrade"}
+        }));
+        assert_eq!(
+            got,
+            concat!(
+                r#"{"name":"n","resources":{},"#,
+                r#""volumeMounts":[{"name":"v","readOnly":true,"recursiveReadOnly":"Disabled","mountPath":"/m","mountPropagation":"None","subPathExpr":"$(P)"}],"#,
+                r#""lifecycle":{"postStart":{"exec":{"command":["a\u003cb"]}},"preStop":{"sleep":{"seconds":5}}},"#,
+                r#""securityContext":{"windowsOptions":{"hostProcess":false},"runAsUser":1,"runAsGroup":2,"runAsNonRoot":true,"#,
+                r#""seccompProfile":{"type":"","localhostProfile":"p"},"appArmorProfile":{"type":"RuntimeDefault"}},"#,
+                r#""podInjectPolicy":"AfterAppContainer","upgradeStrategy":{"upgradeType":"HotUpgrade","hotUpgradeEmptyImage":"e"},"#,
+                r#""shareVolumePolicy":{},"resourcesPolicy":{"targetContainersMode":"sum","targetContainersNameRegex":".*","#,
+                r#""resourcesExpr":{"requests":{"cpu":"cpu*50%","memory":"100Mi"}}}}"#
+            )
+        );
+    }
+
+    #[test]
     fn quantity_map_null_is_zero_and_garbage_is_dropped() {
         let got = container(
             json!({"name": "n", "resources": {"limits": {"b": null, "a": "bad", "c": true}}}),

@@ -23,7 +23,8 @@ pub struct SidecarSetHashes {
 
 /// §4 over the JSON `spec` of a SidecarSet exactly as served (no defaults applied).
 ///
-/// Total: members of the wrong JSON type count as absent (see [`gojson`]), so this never fails.
+/// Total: members of the wrong JSON type count as absent (as if Go had skipped them), so this
+/// never fails and never panics.
 pub fn compute(spec: &Value) -> SidecarSetHashes {
     SidecarSetHashes {
         hash: hash_of(&encode(spec, Options { skip_image: false })),
