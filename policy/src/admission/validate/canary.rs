@@ -11,7 +11,9 @@ pub fn canary_base(sidecarset: &SidecarSet) -> Option<&str> {
     if sidecarset.annotation(CANARY_ANNOTATION) != Some("true") {
         return None;
     }
-    sidecarset.annotation(BASE_ANNOTATION).filter(|b| !b.is_empty())
+    sidecarset
+        .annotation(BASE_ANNOTATION)
+        .filter(|b| !b.is_empty())
 }
 
 /// Base must differ from the object, be unchanged on UPDATE, exist among `others` and not be a

@@ -29,7 +29,9 @@ fn is_disjoint(s1: &LabelSelector, s2: &LabelSelector) -> bool {
         match req.operator.as_str() {
             "In" => {
                 let entry = allowed.entry(&req.key).or_default();
-                entry.values.extend(req.values.iter().flatten().map(String::as_str));
+                entry
+                    .values
+                    .extend(req.values.iter().flatten().map(String::as_str));
             }
             "Exists" => allowed.entry(&req.key).or_default().all = true,
             _ => {}
@@ -47,12 +49,10 @@ fn is_disjoint(s1: &LabelSelector, s2: &LabelSelector) -> bool {
         let values = req.values.as_deref().unwrap_or(&[]);
         let entry = allowed.get(req.key.as_str());
         let disjoint = match req.operator.as_str() {
-            "In" => entry.is_some_and(|a| {
-                !a.all && !values.iter().any(|v| a.values.contains(v.as_str()))
-            }),
-            "NotIn" => entry.is_some_and(|a| {
-                !a.all && a.values.iter().all(|v| values.iter().any(|n| n == v))
-            }),
+            "In" => entry
+                .is_some_and(|a| !a.all && !values.iter().any(|v| a.values.contains(v.as_str()))),
+            "NotIn" => entry
+                .is_some_and(|a| !a.all && a.values.iter().all(|v| values.iter().any(|n| n == v))),
             "Exists" => entry.is_none(),
             "DoesNotExist" => entry.is_some(),
             _ => false,
@@ -136,8 +136,16 @@ pub fn validate_conflicts(sidecarset: &SidecarSet, others: &[SidecarSet]) -> Vec
 
     let mut errs = Vec::new();
     for (list, found, kind) in [
-        (&sidecarset.spec.init_containers, &init_in_others, "initContainers"),
-        (&sidecarset.spec.containers, &containers_in_others, "containers"),
+        (
+            &sidecarset.spec.init_containers,
+            &init_in_others,
+            "initContainers",
+        ),
+        (
+            &sidecarset.spec.containers,
+            &containers_in_others,
+            "containers",
+        ),
     ] {
         for (i, c) in list.iter().enumerate() {
             if let Some(other) = found.get(c.name.as_str()) {

@@ -145,8 +145,11 @@ mod tests {
     fn transfer_env_field_refs() {
         assert!(validate_field_ref(&field_ref("v1", "metadata.labels['app']"), "p").is_empty());
         assert!(
-            validate_field_ref(&field_ref("v1", "metadata.annotations['Example.com/X']"), "p")
-                .is_empty()
+            validate_field_ref(
+                &field_ref("v1", "metadata.annotations['Example.com/X']"),
+                "p"
+            )
+            .is_empty()
         );
         for (api, path) in [
             ("", "metadata.labels['a']"),
@@ -156,7 +159,11 @@ mod tests {
             ("v1", "spec.nodeName['x']"),
             ("v1", "metadata.labels['bad key']"),
         ] {
-            assert_eq!(validate_field_ref(&field_ref(api, path), "p").len(), 1, "{api} {path}");
+            assert_eq!(
+                validate_field_ref(&field_ref(api, path), "p").len(),
+                1,
+                "{api} {path}"
+            );
         }
     }
 }

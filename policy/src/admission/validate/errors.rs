@@ -50,8 +50,15 @@ impl FieldError {
     }
 
     /// `Invalid value: <value>: detail`; `value` is already formatted (see [`quote`]).
-    pub(crate) fn invalid(field: impl Into<String>, value: impl fmt::Display, detail: &str) -> Self {
-        Self::new(field, with_detail(format!("Invalid value: {value}"), detail))
+    pub(crate) fn invalid(
+        field: impl Into<String>,
+        value: impl fmt::Display,
+        detail: &str,
+    ) -> Self {
+        Self::new(
+            field,
+            with_detail(format!("Invalid value: {value}"), detail),
+        )
     }
 
     pub(crate) fn invalid_str(field: impl Into<String>, value: &str, detail: &str) -> Self {
@@ -115,6 +122,9 @@ mod tests {
             "x: Unsupported value: \"y\": supported values: \"A\", \"B\""
         );
         assert_eq!(summarize(&[]), "");
-        assert_eq!(summarize(&[e.clone(), e.clone()]).matches(", x:").count(), 1);
+        assert_eq!(
+            summarize(&[e.clone(), e.clone()]).matches(", x:").count(),
+            1
+        );
     }
 }

@@ -144,7 +144,10 @@ pub fn is_qualified_name(value: &str) -> Vec<String> {
     if name.is_empty() {
         errs.push("name part must be non-empty".to_string());
     } else if name.len() > QUALIFIED_NAME_MAX_LENGTH {
-        errs.push(format!("name part {}", max_len_error(QUALIFIED_NAME_MAX_LENGTH)));
+        errs.push(format!(
+            "name part {}",
+            max_len_error(QUALIFIED_NAME_MAX_LENGTH)
+        ));
     }
     if !matches_qualified_part(name) {
         errs.push(format!(
@@ -213,7 +216,10 @@ pub fn is_valid_port_num(port: i64) -> Vec<String> {
 
 /// `IsRelaxedEnvVarName` (Kubernetes ≥ 1.32 default): printable ASCII except '='.
 pub fn is_relaxed_env_var_name(value: &str) -> Vec<String> {
-    if value.bytes().all(|c| (b' '..=b'~').contains(&c) && c != b'=') {
+    if value
+        .bytes()
+        .all(|c| (b' '..=b'~').contains(&c) && c != b'=')
+    {
         Vec::new()
     } else {
         vec![
@@ -244,7 +250,10 @@ pub fn validate_labels(labels: &BTreeMap<String, String>, field: &str) -> Vec<Fi
 }
 
 /// `ValidateAnnotations`: keys are qualified names (case-insensitive), total size ≤ 256 KiB.
-pub fn validate_annotations(annotations: &BTreeMap<String, String>, field: &str) -> Vec<FieldError> {
+pub fn validate_annotations(
+    annotations: &BTreeMap<String, String>,
+    field: &str,
+) -> Vec<FieldError> {
     let mut errs = Vec::new();
     let mut total = 0usize;
     for (key, value) in annotations {
@@ -254,7 +263,10 @@ pub fn validate_annotations(annotations: &BTreeMap<String, String>, field: &str)
         total = total.saturating_add(key.len()).saturating_add(value.len());
     }
     if total > TOTAL_ANNOTATION_SIZE_LIMIT {
-        errs.push(FieldError::too_long_bytes(field, TOTAL_ANNOTATION_SIZE_LIMIT));
+        errs.push(FieldError::too_long_bytes(
+            field,
+            TOTAL_ANNOTATION_SIZE_LIMIT,
+        ));
     }
     errs
 }
@@ -268,7 +280,16 @@ mod tests {
         for ok in ["a", "A", "app", "app.kubernetes.io/name", "a_b.c-d", "x/Y1"] {
             assert!(is_qualified_name(ok).is_empty(), "{ok}");
         }
-        for bad in ["", "-a", "a-", "a/b/c", "/a", "A.B/c", "a/", &"x".repeat(64)] {
+        for bad in [
+            "",
+            "-a",
+            "a-",
+            "a/b/c",
+            "/a",
+            "A.B/c",
+            "a/",
+            &"x".repeat(64),
+        ] {
             assert!(!is_qualified_name(bad).is_empty(), "{bad}");
         }
         // empty name part: non-empty error and regex error, as upstream

@@ -12,7 +12,11 @@ const NAME_FMT: &str = "^[a-zA-Z0-9\\-]+$";
 pub fn validate_sidecarset_name(name: &str) -> Vec<String> {
     let mut errs = Vec::new();
     if name.is_empty() || !name.bytes().all(|c| c.is_ascii_alphanumeric() || c == b'-') {
-        errs.push(super::k8s_names::regex_error(NAME_MSG, NAME_FMT, &["example-com"]));
+        errs.push(super::k8s_names::regex_error(
+            NAME_MSG,
+            NAME_FMT,
+            &["example-com"],
+        ));
     }
     if name.len() > NAME_MAX_LEN {
         errs.push(super::k8s_names::max_len_error(NAME_MAX_LEN));
@@ -79,7 +83,11 @@ pub fn validate_object_meta(meta: &ObjectMeta, field: &str) -> Vec<FieldError> {
                 "version must not be empty",
             ));
         }
-        for (child, value) in [("kind", &owner.kind), ("name", &owner.name), ("uid", &owner.uid)] {
+        for (child, value) in [
+            ("kind", &owner.kind),
+            ("name", &owner.name),
+            ("uid", &owner.uid),
+        ] {
             if value.is_empty() {
                 errs.push(FieldError::invalid_str(
                     format!("{path}.{child}"),
@@ -125,7 +133,10 @@ mod tests {
         let errs = validate_object_meta(&meta("bad.name"), "metadata");
         assert_eq!(errs.len(), 1);
         assert_eq!(errs[0].field, "metadata.name");
-        assert_eq!(validate_object_meta(&meta(&"a".repeat(64)), "metadata").len(), 1);
+        assert_eq!(
+            validate_object_meta(&meta(&"a".repeat(64)), "metadata").len(),
+            1
+        );
         assert_eq!(validate_object_meta(&meta(""), "metadata").len(), 1);
     }
 

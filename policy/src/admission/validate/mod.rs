@@ -73,7 +73,9 @@ fn validate_spec(sidecarset: &SidecarSet, ctx: &ValidationContext) -> Vec<FieldE
         };
         errs.extend(validate_selector(&ns_selector, field));
     }
-    errs.extend(strategy::validate_injection_strategy(&spec.injection_strategy));
+    errs.extend(strategy::validate_injection_strategy(
+        &spec.injection_strategy,
+    ));
     errs.extend(strategy::validate_update_strategy(&spec.update_strategy));
     if spec.init_containers.is_empty() && spec.containers.is_empty() {
         errs.push(FieldError::required(

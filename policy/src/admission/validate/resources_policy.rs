@@ -47,7 +47,9 @@ pub fn validate_resources_policy(
     }
     let expr = policy.get("resourcesExpr").and_then(Value::as_object);
     let limits = expr.and_then(|e| e.get("limits")).filter(|v| !v.is_null());
-    let requests = expr.and_then(|e| e.get("requests")).filter(|v| !v.is_null());
+    let requests = expr
+        .and_then(|e| e.get("requests"))
+        .filter(|v| !v.is_null());
     if limits.is_none() && requests.is_none() {
         errs.push(FieldError::required(
             format!("{field}.resourcesExpr"),
@@ -99,11 +101,16 @@ fn tokenize(text: &str) -> Result<Vec<Token>, String> {
             i += 1;
         } else if c.is_ascii_digit() || c == '.' {
             let start = i;
-            while chars.get(i).is_some_and(|c| c.is_ascii_digit() || *c == '.') {
+            while chars
+                .get(i)
+                .is_some_and(|c| c.is_ascii_digit() || *c == '.')
+            {
                 i += 1;
             }
             if chars.get(i).is_some_and(|c| *c == 'e' || *c == 'E')
-                && chars.get(i + 1).is_some_and(|c| c.is_ascii_digit() || *c == '-' || *c == '+')
+                && chars
+                    .get(i + 1)
+                    .is_some_and(|c| c.is_ascii_digit() || *c == '-' || *c == '+')
             {
                 i += 2;
                 while chars.get(i).is_some_and(char::is_ascii_digit) {
@@ -126,7 +133,10 @@ fn tokenize(text: &str) -> Result<Vec<Token>, String> {
             }
         } else if c.is_ascii_alphabetic() || c == '_' {
             let start = i;
-            while chars.get(i).is_some_and(|c| c.is_ascii_alphanumeric() || *c == '_') {
+            while chars
+                .get(i)
+                .is_some_and(|c| c.is_ascii_alphanumeric() || *c == '_')
+            {
                 i += 1;
             }
             let ident: String = chars.get(start..i).unwrap_or(&[]).iter().collect();
@@ -211,7 +221,10 @@ impl Parser<'_> {
     }
 
     fn primary(&mut self) -> Result<Ty, String> {
-        let token = self.tokens.get(self.pos).ok_or("unexpected end of expression")?;
+        let token = self
+            .tokens
+            .get(self.pos)
+            .ok_or("unexpected end of expression")?;
         self.pos += 1;
         match token {
             Token::Number(ty) => Ok(*ty),
@@ -282,7 +295,10 @@ mod tests {
         ] {
             assert_eq!(check_expression(ok, "cpu"), Ok(()), "{ok}");
         }
-        assert_eq!(check_expression("max(memory*20% + 100Mi, 200Mi)", "memory"), Ok(()));
+        assert_eq!(
+            check_expression("max(memory*20% + 100Mi, 200Mi)", "memory"),
+            Ok(())
+        );
         for bad in [
             "",
             "cpu*",

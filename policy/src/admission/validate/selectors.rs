@@ -2,7 +2,9 @@
 //! "empty selector is not valid", and a conversion (`LabelSelectorAsSelector`) check.
 
 use super::errors::FieldError;
-use super::k8s_names::{is_qualified_name, is_valid_label_value, validate_label_name, validate_labels};
+use super::k8s_names::{
+    is_qualified_name, is_valid_label_value, validate_label_name, validate_labels,
+};
 use crate::api::{LabelSelector, LabelSelectorRequirement};
 use crate::selector;
 

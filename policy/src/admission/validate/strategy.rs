@@ -87,16 +87,28 @@ pub fn validate_update_strategy(strategy: &SidecarSetUpdateStrategy) -> Vec<Fiel
         errs.extend(validate_selector(sel, &format!("{field}.selector")));
     }
     if let Some(partition) = &strategy.partition {
-        errs.extend(validate_int_or_percent(partition, &format!("{field}.partition")));
+        errs.extend(validate_int_or_percent(
+            partition,
+            &format!("{field}.partition"),
+        ));
     }
     if let Some(max) = &strategy.max_unavailable {
-        errs.extend(validate_int_or_percent(max, &format!("{field}.maxUnavailable")));
+        errs.extend(validate_int_or_percent(
+            max,
+            &format!("{field}.maxUnavailable"),
+        ));
     }
     if let Some(msg) = priority_error(strategy) {
-        errs.push(FieldError::required(format!("{field}.priorityStrategy"), &msg));
+        errs.push(FieldError::required(
+            format!("{field}.priorityStrategy"),
+            &msg,
+        ));
     }
     if let Some(msg) = scatter_error(strategy) {
-        errs.push(FieldError::required(format!("{field}.scatterStrategy"), &msg));
+        errs.push(FieldError::required(
+            format!("{field}.scatterStrategy"),
+            &msg,
+        ));
     }
     errs
 }
@@ -118,7 +130,11 @@ fn priority_error(strategy: &SidecarSetUpdateStrategy) -> Option<String> {
             return Some(format!("invalid selector {reason}"));
         }
     }
-    if priority.order_priority.iter().any(|o| o.ordered_key.is_empty()) {
+    if priority
+        .order_priority
+        .iter()
+        .any(|o| o.ordered_key.is_empty())
+    {
         return Some("order key can not be empty".into());
     }
     None

@@ -249,28 +249,62 @@ fn sel(v: Value) -> LabelSelector {
 
 #[test]
 fn upstream_selector_overlap_table() {
-    let expr = |key: &str, op: &str, values: &[&str]| {
-        json!({"matchExpressions": [{"key": key, "operator": op, "values": values}]})
-    };
+    let expr = |key: &str, op: &str, values: &[&str]| json!({"matchExpressions": [{"key": key, "operator": op, "values": values}]});
     let cases = [
-        (json!({"matchLabels": {"a": "h"}}), json!({"matchLabels": {"a": "h"}}), true),
-        (json!({"matchLabels": {"a": "h"}}), json!({"matchLabels": {"a": "i"}}), false),
-        (json!({"matchLabels": {"a": "h"}}), json!({"matchLabels": {"b": "i"}}), true),
+        (
+            json!({"matchLabels": {"a": "h"}}),
+            json!({"matchLabels": {"a": "h"}}),
+            true,
+        ),
+        (
+            json!({"matchLabels": {"a": "h"}}),
+            json!({"matchLabels": {"a": "i"}}),
+            false,
+        ),
+        (
+            json!({"matchLabels": {"a": "h"}}),
+            json!({"matchLabels": {"b": "i"}}),
+            true,
+        ),
         (
             json!({"matchLabels": {"a": "h", "b": "i", "c": "j"}}),
             json!({"matchLabels": {"a": "h", "b": "x", "c": "j"}}),
             false,
         ),
-        (json!({"matchLabels": {"a": "h"}}), expr("a", "In", &["h", "i", "j"]), true),
-        (json!({"matchLabels": {"a": "h"}}), expr("a", "In", &["i", "j"]), false),
-        (expr("a", "NotIn", &["h", "i"]), json!({"matchLabels": {"a": "h"}}), false),
-        (json!({"matchLabels": {"a": "h"}}), expr("a", "Exists", &[]), true),
-        (expr("a", "DoesNotExist", &[]), json!({"matchLabels": {"a": "h"}}), false),
+        (
+            json!({"matchLabels": {"a": "h"}}),
+            expr("a", "In", &["h", "i", "j"]),
+            true,
+        ),
+        (
+            json!({"matchLabels": {"a": "h"}}),
+            expr("a", "In", &["i", "j"]),
+            false,
+        ),
+        (
+            expr("a", "NotIn", &["h", "i"]),
+            json!({"matchLabels": {"a": "h"}}),
+            false,
+        ),
+        (
+            json!({"matchLabels": {"a": "h"}}),
+            expr("a", "Exists", &[]),
+            true,
+        ),
+        (
+            expr("a", "DoesNotExist", &[]),
+            json!({"matchLabels": {"a": "h"}}),
+            false,
+        ),
     ];
     for (i, (a, b, expected)) in cases.into_iter().enumerate() {
         let (a, b) = (sel(a), sel(b));
         assert_eq!(is_selector_overlapping(&a, &b), expected, "case {i}");
-        assert_eq!(is_selector_overlapping(&b, &a), expected, "case {i} (swapped)");
+        assert_eq!(
+            is_selector_overlapping(&b, &a),
+            expected,
+            "case {i} (swapped)"
+        );
     }
 }
 
@@ -282,8 +316,16 @@ fn with_patches(name: &str, patches: Value) -> SidecarSet {
 fn upstream_pod_metadata_conflicts() {
     let p = |policy: &str, key: &str, value: &str| json!([{"patchPolicy": policy, "annotations": {key: value}}]);
     let cases = [
-        (p("Overwrite", "key1", "value1"), p("MergePatchJson", "key1", "value1"), 1),
-        (p("Retain", "key1", "value1"), p("Overwrite", "key2", "value2"), 0),
+        (
+            p("Overwrite", "key1", "value1"),
+            p("MergePatchJson", "key1", "value1"),
+            1,
+        ),
+        (
+            p("Retain", "key1", "value1"),
+            p("Overwrite", "key2", "value2"),
+            0,
+        ),
         (
             p("MergePatchJson", "oom-score", r#"{"log-agent": 1}"#),
             p("MergePatchJson", "oom-score", r#"{"envoy": 1}"#),
@@ -378,7 +420,11 @@ fn upstream_canary_annotations() {
     assert!(run(&ok, Some(&ok), &[plain("base-sidecarset")]).is_empty());
     let changed = canary("test-sidecarset", "new-base-sidecarset", "NotUpdate");
     let old = canary("test-sidecarset", "old-base-sidecarset", "NotUpdate");
-    let msgs = run(&changed, Some(&old), &[plain("new-base-sidecarset"), plain("old-base-sidecarset")]);
+    let msgs = run(
+        &changed,
+        Some(&old),
+        &[plain("new-base-sidecarset"), plain("old-base-sidecarset")],
+    );
     assert_eq!(msgs.len(), 1);
     assert!(msgs[0].contains("annotations[apps.kruise.io/sidecarset-base] is immutable"));
 
@@ -391,9 +437,16 @@ fn upstream_canary_annotations() {
 #[test]
 fn canary_skips_its_base_in_conflicts() {
     let mut c = canary("envoy-canary", "envoy", "NotUpdate");
-    c.spec = named("x", json!({"selector": ab(), "containers": [container("envoy")]})).spec;
+    c.spec = named(
+        "x",
+        json!({"selector": ab(), "containers": [container("envoy")]}),
+    )
+    .spec;
     c.spec.update_strategy.type_ = "NotUpdate".into();
-    let base = named("envoy", json!({"selector": ab(), "containers": [container("envoy")]}));
+    let base = named(
+        "envoy",
+        json!({"selector": ab(), "containers": [container("envoy")]}),
+    );
     assert!(conflicts::validate_conflicts(&c, std::slice::from_ref(&base)).is_empty());
     // the other direction is not skipped (upstream: one-directional)
     assert_eq!(conflicts::validate_conflicts(&base, &[c]).len(), 1);
@@ -433,15 +486,24 @@ fn update_rules() {
         .is_empty()
     );
     // upstream sidecarset_hotupgrade_test: Cold → Hot on update → 1 error
-    let hot = sidecar_with(json!([with(container("a"), json!({"upgradeStrategy": {
-        "upgradeType": "HotUpgrade", "hotUpgradeEmptyImage": "empty:1"}}))]));
+    let hot = sidecar_with(json!([with(
+        container("a"),
+        json!({"upgradeStrategy": {
+        "upgradeType": "HotUpgrade", "hotUpgradeEmptyImage": "empty:1"}})
+    )]));
     let errs = validate(&hot, &ctx);
     assert_eq!(errs.len(), 1, "{errs:?}");
-    assert_eq!(errs[0].field, "spec.containers[0].upgradeStrategy.upgradeType");
+    assert_eq!(
+        errs[0].field,
+        "spec.containers[0].upgradeStrategy.upgradeType"
+    );
     assert!(errs[0].message.contains("upgradeType is immutable"));
     // an empty old upgradeType may change
     let mut untyped = old.clone();
-    untyped.spec.containers[0].upgrade_strategy.upgrade_type.clear();
+    untyped.spec.containers[0]
+        .upgrade_strategy
+        .upgrade_type
+        .clear();
     let ctx = ValidationContext {
         old: Some(&untyped),
         ..Default::default()
@@ -451,7 +513,10 @@ fn update_rules() {
 
 #[test]
 fn conflicts_only_when_everything_else_passed() {
-    let other = named("other", json!({"selector": ab(), "containers": [container("a")]}));
+    let other = named(
+        "other",
+        json!({"selector": ab(), "containers": [container("a")]}),
+    );
     let ok = named(
         "mine",
         json!({"selector": ab(), "updateStrategy": {"type": "NotUpdate"}, "containers": [container("a")]}),
@@ -464,7 +529,11 @@ fn conflicts_only_when_everything_else_passed() {
     let errs = validate(&ok, &ctx);
     assert_eq!(errs.len(), 1);
     assert_eq!(errs[0].field, "spec.containers[0].name");
-    assert!(errs[0].message.contains("container a already exist in other"));
+    assert!(
+        errs[0]
+            .message
+            .contains("container a already exist in other")
+    );
     let mut bad = ok.clone();
     bad.metadata.name = Some("bad_name".into());
     let errs = validate(&bad, &ctx);
@@ -481,7 +550,11 @@ fn patch_metadata_whitelist() {
     );
     let errs = validate(&set, &ValidationContext::default());
     assert_eq!(errs.len(), 1);
-    assert!(errs[0].message.contains("SidecarSet patch metadata whitelist not found"));
+    assert!(
+        errs[0]
+            .message
+            .contains("SidecarSet patch metadata whitelist not found")
+    );
     let keys = [regex_lite::Regex::new("^oom").expect("regex")];
     let ctx = ValidationContext {
         allowed_patch_keys: Some(&keys),
@@ -489,9 +562,16 @@ fn patch_metadata_whitelist() {
     };
     let errs = validate(&set, &ctx);
     assert_eq!(errs.len(), 1, "{errs:?}");
-    assert!(errs[0].message.contains("annotation(other/key) not in whitelist"));
+    assert!(
+        errs[0]
+            .message
+            .contains("annotation(other/key) not in whitelist")
+    );
     // unanchored match
-    let keys = [regex_lite::Regex::new("key").expect("regex"), regex_lite::Regex::new("score").expect("regex")];
+    let keys = [
+        regex_lite::Regex::new("key").expect("regex"),
+        regex_lite::Regex::new("score").expect("regex"),
+    ];
     let ctx = ValidationContext {
         allowed_patch_keys: Some(&keys),
         ..Default::default()
@@ -522,65 +602,121 @@ fn patch_metadata_whitelist() {
 #[test]
 fn strategy_rules() {
     let base = |strategy: Value| {
-        named("s", json!({"selector": ab(), "updateStrategy": strategy, "containers": [container("a")]}))
+        named(
+            "s",
+            json!({"selector": ab(), "updateStrategy": strategy, "containers": [container("a")]}),
+        )
     };
     let n = |strategy: Value| validate(&base(strategy), &ValidationContext::default());
     assert!(n(json!({"type": "RollingUpdate", "partition": 0, "maxUnavailable": 0})).is_empty());
-    assert!(n(json!({"type": "RollingUpdate", "partition": "150%", "maxUnavailable": "10%"})).is_empty());
-    assert_eq!(n(json!({"type": "RollingUpdate", "partition": -1})).len(), 1);
-    assert_eq!(n(json!({"type": "RollingUpdate", "maxUnavailable": "ten"})).len(), 1);
-    let errs = n(json!({"type": "RollingUpdate", "partition": 3, "selector": {"matchLabels": {"canary": "true"}}}));
+    assert!(
+        n(json!({"type": "RollingUpdate", "partition": "150%", "maxUnavailable": "10%"}))
+            .is_empty()
+    );
+    assert_eq!(
+        n(json!({"type": "RollingUpdate", "partition": -1})).len(),
+        1
+    );
+    assert_eq!(
+        n(json!({"type": "RollingUpdate", "maxUnavailable": "ten"})).len(),
+        1
+    );
+    let errs = n(
+        json!({"type": "RollingUpdate", "partition": 3, "selector": {"matchLabels": {"canary": "true"}}}),
+    );
     assert_eq!(errs.len(), 1);
-    assert!(errs[0].message.contains("Partition and Selector cannot be used together"));
+    assert!(
+        errs[0]
+            .message
+            .contains("Partition and Selector cannot be used together")
+    );
     assert!(n(json!({"type": "RollingUpdate", "partition": 0, "selector": {"matchLabels": {"c": "t"}}})).is_empty());
     assert_eq!(n(json!({"type": "RollingUpdate", "selector": {}})).len(), 1);
     assert_eq!(n(json!({"type": "RollingUpdate", "priorityStrategy": {
         "weightPriority": [{"weight": 50, "matchSelector": ab()}], "orderPriority": [{"orderedKey": "k"}]}})).len(), 1);
-    assert!(n(json!({"type": "RollingUpdate", "priorityStrategy": {
-        "weightPriority": [{"weight": 0, "matchSelector": ab()}]}})).is_empty());
-    assert_eq!(n(json!({"type": "RollingUpdate", "priorityStrategy": {
-        "weightPriority": [{"weight": 101, "matchSelector": ab()}]}})).len(), 1);
-    assert_eq!(n(json!({"type": "RollingUpdate", "priorityStrategy": {
-        "weightPriority": [{"weight": 1, "matchSelector": {}}]}})).len(), 1);
+    assert!(
+        n(json!({"type": "RollingUpdate", "priorityStrategy": {
+        "weightPriority": [{"weight": 0, "matchSelector": ab()}]}}))
+        .is_empty()
+    );
+    assert_eq!(
+        n(json!({"type": "RollingUpdate", "priorityStrategy": {
+        "weightPriority": [{"weight": 101, "matchSelector": ab()}]}}))
+        .len(),
+        1
+    );
+    assert_eq!(
+        n(json!({"type": "RollingUpdate", "priorityStrategy": {
+        "weightPriority": [{"weight": 1, "matchSelector": {}}]}}))
+        .len(),
+        1
+    );
     assert_eq!(n(json!({"type": "RollingUpdate", "priorityStrategy": {"orderPriority": [{"orderedKey": ""}]}})).len(), 1);
-    assert_eq!(n(json!({"type": "RollingUpdate", "scatterStrategy": [{"key": "", "value": "x"}]})).len(), 1);
+    assert_eq!(
+        n(json!({"type": "RollingUpdate", "scatterStrategy": [{"key": "", "value": "x"}]})).len(),
+        1
+    );
     // NotUpdate: nothing of the strategy is validated
     assert!(n(json!({"type": "NotUpdate", "partition": -1, "selector": {}})).is_empty());
     // injection revision
     let rev = |revision: Value| {
-        let set = named("r", json!({"selector": ab(), "updateStrategy": {"type": "NotUpdate"},
-            "containers": [container("a")], "injectionStrategy": {"revision": revision}}));
+        let set = named(
+            "r",
+            json!({"selector": ab(), "updateStrategy": {"type": "NotUpdate"},
+            "containers": [container("a")], "injectionStrategy": {"revision": revision}}),
+        );
         validate(&set, &ValidationContext::default()).len()
     };
     assert_eq!(rev(json!({"policy": "Always"})), 1);
-    assert_eq!(rev(json!({"revisionName": "r-1", "policy": "Sometimes"})), 1);
+    assert_eq!(
+        rev(json!({"revisionName": "r-1", "policy": "Sometimes"})),
+        1
+    );
     assert_eq!(rev(json!({"customVersion": "v1", "policy": "Partial"})), 0);
 }
 
 #[test]
 fn v1alpha1_namespace_is_a_selector() {
-    let set = named("n", json!({"selector": ab(), "namespace": "Bad_Namespace-", "updateStrategy": {"type": "NotUpdate"},
-        "containers": [container("a")]}));
+    let set = named(
+        "n",
+        json!({"selector": ab(), "namespace": "Bad_Namespace-", "updateStrategy": {"type": "NotUpdate"},
+        "containers": [container("a")]}),
+    );
     let errs = validate(&set, &ValidationContext::default());
     assert_eq!(errs.len(), 2, "{errs:?}");
     assert!(errs[0].field.starts_with("spec.namespace"));
     // spec.namespace wins over a namespaceSelector (which is dropped by conversion)
-    let set = named("n", json!({"selector": ab(), "namespace": "prod", "namespaceSelector": {},
-        "updateStrategy": {"type": "NotUpdate"}, "containers": [container("a")]}));
+    let set = named(
+        "n",
+        json!({"selector": ab(), "namespace": "prod", "namespaceSelector": {},
+        "updateStrategy": {"type": "NotUpdate"}, "containers": [container("a")]}),
+    );
     assert!(validate(&set, &ValidationContext::default()).is_empty());
     // namespaces scope rule 15
-    let a = named("a", json!({"selector": ab(), "namespace": "prod", "updateStrategy": {"type": "NotUpdate"}, "containers": [container("c")]}));
-    let b = named("b", json!({"selector": ab(), "namespace": "dev", "containers": [container("c")]}));
+    let a = named(
+        "a",
+        json!({"selector": ab(), "namespace": "prod", "updateStrategy": {"type": "NotUpdate"}, "containers": [container("c")]}),
+    );
+    let b = named(
+        "b",
+        json!({"selector": ab(), "namespace": "dev", "containers": [container("c")]}),
+    );
     let others = [b];
-    let ctx = ValidationContext { others: &others, ..Default::default() };
+    let ctx = ValidationContext {
+        others: &others,
+        ..Default::default()
+    };
     assert!(validate(&a, &ctx).is_empty());
 }
 
 #[test]
 fn pod_validation_subset() {
     let n = |containers: Value, init: Value, volumes: Value| {
-        let set = named("p", json!({"selector": ab(), "updateStrategy": {"type": "NotUpdate"},
-            "containers": containers, "initContainers": init, "volumes": volumes}));
+        let set = named(
+            "p",
+            json!({"selector": ab(), "updateStrategy": {"type": "NotUpdate"},
+            "containers": containers, "initContainers": init, "volumes": volumes}),
+        );
         validate(&set, &ValidationContext::default())
             .into_iter()
             .map(|e| e.field)
@@ -588,72 +724,187 @@ fn pod_validation_subset() {
     };
     let c = |extra: Value| with(container("a"), extra);
     // duplicate names across init and regular containers
-    assert_eq!(n(json!([container("a")]), json!([container("a")]), json!([])), ["spec.initContainers[0].name"]);
-    assert_eq!(n(json!([container("a"), container("a")]), json!([]), json!([])), ["spec.containers[1].name"]);
+    assert_eq!(
+        n(json!([container("a")]), json!([container("a")]), json!([])),
+        ["spec.initContainers[0].name"]
+    );
+    assert_eq!(
+        n(
+            json!([container("a"), container("a")]),
+            json!([]),
+            json!([])
+        ),
+        ["spec.containers[1].name"]
+    );
     // names must be DNS-1123 labels
-    assert_eq!(n(json!([container("A_b")]), json!([]), json!([])), ["spec.containers[0].name"]);
+    assert_eq!(
+        n(json!([container("A_b")]), json!([]), json!([])),
+        ["spec.containers[0].name"]
+    );
     // mounts: undeclared volume, empty/duplicate mountPath
     assert_eq!(
-        n(json!([c(json!({"volumeMounts": [{"name": "v", "mountPath": "/x"}, {"name": "v", "mountPath": "/x"}, {"name": "w"}]}))]),
-          json!([]), json!([{"name": "v", "emptyDir": {}}])),
-        ["spec.containers[0].volumeMounts[1].mountPath", "spec.containers[0].volumeMounts[2].name", "spec.containers[0].volumeMounts[2].mountPath"]
+        n(
+            json!([c(
+                json!({"volumeMounts": [{"name": "v", "mountPath": "/x"}, {"name": "v", "mountPath": "/x"}, {"name": "w"}]})
+            )]),
+            json!([]),
+            json!([{"name": "v", "emptyDir": {}}])
+        ),
+        [
+            "spec.containers[0].volumeMounts[1].mountPath",
+            "spec.containers[0].volumeMounts[2].name",
+            "spec.containers[0].volumeMounts[2].mountPath"
+        ]
     );
     // volumes: bad name, duplicate, two sources, hostPath without path
     assert_eq!(
-        n(json!([container("a")]), json!([]), json!([{"name": "V", "emptyDir": {}}, {"name": "x", "emptyDir": {}},
-            {"name": "x", "emptyDir": {}}, {"name": "y", "emptyDir": {}, "hostPath": {"path": "/"}}, {"name": "z", "hostPath": {}}])),
-        ["spec.volumes[0].name", "spec.volumes[2].name", "spec.volumes[3].hostPath", "spec.volumes[4].hostPath.path"]
+        n(
+            json!([container("a")]),
+            json!([]),
+            json!([{"name": "V", "emptyDir": {}}, {"name": "x", "emptyDir": {}},
+            {"name": "x", "emptyDir": {}}, {"name": "y", "emptyDir": {}, "hostPath": {"path": "/"}}, {"name": "z", "hostPath": {}}])
+        ),
+        [
+            "spec.volumes[0].name",
+            "spec.volumes[2].name",
+            "spec.volumes[3].hostPath",
+            "spec.volumes[4].hostPath.path"
+        ]
     );
     // a device on a non-PVC volume
     assert_eq!(
-        n(json!([c(json!({"volumeDevices": [{"name": "v", "devicePath": "/dev/x"}]}))]), json!([]), json!([{"name": "v", "emptyDir": {}}])),
+        n(
+            json!([c(
+                json!({"volumeDevices": [{"name": "v", "devicePath": "/dev/x"}]})
+            )]),
+            json!([]),
+            json!([{"name": "v", "emptyDir": {}}])
+        ),
         ["spec.containers[0].volumeDevices[0].name"]
     );
     // ports
     assert_eq!(
-        n(json!([c(json!({"ports": [{"name": "http", "containerPort": 80, "protocol": "TCP"},
-            {"name": "http", "containerPort": 70000, "protocol": "TCP"}, {"containerPort": 81, "protocol": "ICMP"}, {"protocol": "TCP"}]}))]),
-          json!([]), json!([])),
-        ["spec.containers[0].ports[1].name", "spec.containers[0].ports[1].containerPort", "spec.containers[0].ports[2].protocol",
-         "spec.containers[0].ports[3].containerPort"]
+        n(
+            json!([c(
+                json!({"ports": [{"name": "http", "containerPort": 80, "protocol": "TCP"},
+            {"name": "http", "containerPort": 70000, "protocol": "TCP"}, {"containerPort": 81, "protocol": "ICMP"}, {"protocol": "TCP"}]})
+            )]),
+            json!([]),
+            json!([])
+        ),
+        [
+            "spec.containers[0].ports[1].name",
+            "spec.containers[0].ports[1].containerPort",
+            "spec.containers[0].ports[2].protocol",
+            "spec.containers[0].ports[3].containerPort"
+        ]
     );
     // env names and valueFrom
     assert_eq!(
-        n(json!([c(json!({"env": [{"name": "OK", "value": "1"}, {"name": ""}, {"name": "A=B"},
-            {"name": "X", "valueFrom": {}}, {"name": "Y", "value": "v", "valueFrom": {"fieldRef": {"apiVersion": "v1", "fieldPath": "metadata.name"}}}]}))]),
-          json!([]), json!([])),
-        ["spec.containers[0].env[1].name", "spec.containers[0].env[2].name", "spec.containers[0].env[3].valueFrom", "spec.containers[0].env[4].valueFrom"]
+        n(
+            json!([c(
+                json!({"env": [{"name": "OK", "value": "1"}, {"name": ""}, {"name": "A=B"},
+            {"name": "X", "valueFrom": {}}, {"name": "Y", "value": "v", "valueFrom": {"fieldRef": {"apiVersion": "v1", "fieldPath": "metadata.name"}}}]})
+            )]),
+            json!([]),
+            json!([])
+        ),
+        [
+            "spec.containers[0].env[1].name",
+            "spec.containers[0].env[2].name",
+            "spec.containers[0].env[3].valueFrom",
+            "spec.containers[0].env[4].valueFrom"
+        ]
     );
     // restartPolicy: forbidden on containers; only Always on init containers
-    assert_eq!(n(json!([c(json!({"restartPolicy": "Always"}))]), json!([]), json!([])), ["spec.containers[0].restartPolicy"]);
     assert_eq!(
-        n(json!([container("a")]), json!([with(container("i"), json!({"restartPolicy": "OnFailure"}))]), json!([])),
+        n(
+            json!([c(json!({"restartPolicy": "Always"}))]),
+            json!([]),
+            json!([])
+        ),
+        ["spec.containers[0].restartPolicy"]
+    );
+    assert_eq!(
+        n(
+            json!([container("a")]),
+            json!([with(container("i"), json!({"restartPolicy": "OnFailure"}))]),
+            json!([])
+        ),
         ["spec.initContainers[0].restartPolicy"]
     );
     // probes: only on native sidecar init containers; liveness needs successThreshold 1
     let probe = json!({"exec": {"command": ["true"]}, "successThreshold": 1});
     assert_eq!(
-        n(json!([container("a")]), json!([with(container("i"), json!({"livenessProbe": probe}))]), json!([])),
+        n(
+            json!([container("a")]),
+            json!([with(container("i"), json!({"livenessProbe": probe}))]),
+            json!([])
+        ),
         ["spec.initContainers[0].livenessProbe"]
     );
-    assert!(n(json!([container("a")]), json!([with(container("i"), json!({"restartPolicy": "Always", "livenessProbe": probe}))]), json!([])).is_empty());
+    assert!(
+        n(
+            json!([container("a")]),
+            json!([with(
+                container("i"),
+                json!({"restartPolicy": "Always", "livenessProbe": probe})
+            )]),
+            json!([])
+        )
+        .is_empty()
+    );
     assert_eq!(
-        n(json!([c(json!({"livenessProbe": {"exec": {"command": ["x"]}, "successThreshold": 2}, "readinessProbe": {}}))]), json!([]), json!([])),
-        ["spec.containers[0].livenessProbe.successThreshold", "spec.containers[0].readinessProbe"]
+        n(
+            json!([c(
+                json!({"livenessProbe": {"exec": {"command": ["x"]}, "successThreshold": 2}, "readinessProbe": {}})
+            )]),
+            json!([]),
+            json!([])
+        ),
+        [
+            "spec.containers[0].livenessProbe.successThreshold",
+            "spec.containers[0].readinessProbe"
+        ]
     );
     // resources: requests ≤ limits
     assert_eq!(
-        n(json!([c(json!({"resources": {"limits": {"cpu": "100m"}, "requests": {"cpu": "200m", "memory": "1Gi"}}}))]), json!([]), json!([])),
+        n(
+            json!([c(
+                json!({"resources": {"limits": {"cpu": "100m"}, "requests": {"cpu": "200m", "memory": "1Gi"}}})
+            )]),
+            json!([]),
+            json!([])
+        ),
         ["spec.containers[0].resources.requests"]
     );
-    assert!(n(json!([c(json!({"resources": {"limits": {"cpu": "1"}, "requests": {"cpu": "1000m"}}}))]), json!([]), json!([])).is_empty());
+    assert!(
+        n(
+            json!([c(
+                json!({"resources": {"limits": {"cpu": "1"}, "requests": {"cpu": "1000m"}}})
+            )]),
+            json!([]),
+            json!([])
+        )
+        .is_empty()
+    );
     assert_eq!(
-        n(json!([c(json!({"resources": {"limits": {"cpu": "lots"}}}))]), json!([]), json!([])),
+        n(
+            json!([c(json!({"resources": {"limits": {"cpu": "lots"}}}))]),
+            json!([]),
+            json!([])
+        ),
         ["spec.containers[0].resources.limits[cpu]"]
     );
     // wrong JSON types are reported, never a panic
-    assert_eq!(n(json!([c(json!({"image": 5}))]), json!([]), json!([])), ["spec.containers[0].image", "spec.containers[0].image"]);
-    assert_eq!(n(json!([container("a")]), json!([]), json!(["not-an-object"])), ["spec.volumes[0]"]);
+    assert_eq!(
+        n(json!([c(json!({"image": 5}))]), json!([]), json!([])),
+        ["spec.containers[0].image", "spec.containers[0].image"]
+    );
+    assert_eq!(
+        n(json!([container("a")]), json!([]), json!(["not-an-object"])),
+        ["spec.volumes[0]"]
+    );
     // pull and termination-message policies are required (the defaults set them)
     let mut raw = container("a");
     if let Value::Object(m) = &mut raw {
@@ -662,51 +913,16 @@ fn pod_validation_subset() {
     }
     assert_eq!(
         n(json!([raw]), json!([]), json!([])),
-        ["spec.containers[0].terminationMessagePolicy", "spec.containers[0].imagePullPolicy"]
+        [
+            "spec.containers[0].terminationMessagePolicy",
+            "spec.containers[0].imagePullPolicy"
+        ]
     );
 }
 
-/// Test-only §2.1 defaults for the conformance objects (used until `admission::apply_defaults`
-/// exists): the fields validation looks at.
+/// §2.1 defaults, as the mutating webhook applies them before validation.
 fn defaulted(mut v: Value) -> Value {
-    fn set_default(obj: &mut serde_json::Map<String, Value>, key: &str, value: Value) {
-        if obj.get(key).is_none_or(|v| v.is_null() || v == "") {
-            obj.insert(key.into(), value);
-        }
-    }
-    let Some(spec) = v.get_mut("spec").and_then(Value::as_object_mut) else {
-        return v;
-    };
-    let strategy = spec.entry("updateStrategy").or_insert(json!({}));
-    if let Some(s) = strategy.as_object_mut() {
-        set_default(s, "type", json!("RollingUpdate"));
-        set_default(s, "partition", json!(0));
-        set_default(s, "maxUnavailable", json!(1));
-    }
-    for (list, policy) in [("initContainers", "AfterAppContainer"), ("containers", "BeforeAppContainer")] {
-        for c in spec.get_mut(list).and_then(Value::as_array_mut).into_iter().flatten() {
-            let Some(c) = c.as_object_mut() else { continue };
-            set_default(c, "podInjectPolicy", json!(policy));
-            set_default(c, "upgradeStrategy", json!({"upgradeType": "ColdUpgrade"}));
-            set_default(c, "shareVolumePolicy", json!({"type": "disabled"}));
-            let image = c.get("image").and_then(Value::as_str).unwrap_or("").to_string();
-            let last = image.rsplit('/').next().unwrap_or("");
-            let pull = if last.ends_with(":latest") || !(last.contains(':') || image.contains('@')) {
-                "Always"
-            } else {
-                "IfNotPresent"
-            };
-            set_default(c, "imagePullPolicy", json!(pull));
-            set_default(c, "terminationMessagePath", json!("/dev/termination-log"));
-            set_default(c, "terminationMessagePolicy", json!("File"));
-            for p in c.get_mut("ports").and_then(Value::as_array_mut).into_iter().flatten() {
-                if let Some(p) = p.as_object_mut() {
-                    set_default(p, "protocol", json!("TCP"));
-                }
-            }
-        }
-    }
-    set_default(spec, "revisionHistoryLimit", json!(10));
+    crate::admission::apply_defaults(&mut v);
     v
 }
 
@@ -722,14 +938,16 @@ fn conformance_sidecarset_cases() {
     entries.sort();
     let mut seen = 0;
     for path in entries {
-        let case: Value = serde_json::from_str(&std::fs::read_to_string(&path).expect("read")).expect("json");
+        let case: Value =
+            serde_json::from_str(&std::fs::read_to_string(&path).expect("read")).expect("json");
         let request = &case["request"];
         if request["kind"]["kind"] != "SidecarSet" || request["operation"] == "DELETE" {
             continue;
         }
         seen += 1;
         let object = parse(defaulted(request["object"].clone()));
-        let old = (!request["oldObject"].is_null()).then(|| parse(defaulted(request["oldObject"].clone())));
+        let old = (!request["oldObject"].is_null())
+            .then(|| parse(defaulted(request["oldObject"].clone())));
         let others: Vec<SidecarSet> = case["sidecarSets"]
             .as_array()
             .into_iter()
@@ -753,5 +971,8 @@ fn conformance_sidecarset_cases() {
             );
         }
     }
-    assert!(seen >= 9, "expected the SidecarSet cases 028-036, saw {seen}");
+    assert!(
+        seen >= 9,
+        "expected the SidecarSet cases 028-036, saw {seen}"
+    );
 }

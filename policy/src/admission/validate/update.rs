@@ -8,7 +8,11 @@ use crate::api::SidecarSet;
 pub fn validate_container_identity(new: &SidecarSet, old: &SidecarSet) -> Vec<FieldError> {
     let mut errs = Vec::new();
     for (i, container) in new.spec.containers.iter().enumerate() {
-        let previous = old.spec.containers.iter().rfind(|c| c.name == container.name);
+        let previous = old
+            .spec
+            .containers
+            .iter()
+            .rfind(|c| c.name == container.name);
         match previous {
             None => errs.push(FieldError::invalid_str(
                 format!("spec.containers[{i}].name"),

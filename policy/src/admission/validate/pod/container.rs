@@ -42,7 +42,13 @@ pub fn validate_common(
         path,
         errs,
     );
-    one_of(c, "imagePullPolicy", &["Always", "IfNotPresent", "Never"], path, errs);
+    one_of(
+        c,
+        "imagePullPolicy",
+        &["Always", "IfNotPresent", "Never"],
+        path,
+        errs,
+    );
     validate_ports(c, path, errs);
     validate_env(c, path, errs);
     validate_env_from(c, path, errs);
@@ -51,11 +57,21 @@ pub fn validate_common(
     let mut scratch = Vec::new();
     let mount_map: BTreeMap<&str, &str> = mounts
         .iter()
-        .map(|(p, m)| (str_at(m, "name", p, &mut scratch), str_at(m, "mountPath", p, &mut scratch)))
+        .map(|(p, m)| {
+            (
+                str_at(m, "name", p, &mut scratch),
+                str_at(m, "mountPath", p, &mut scratch),
+            )
+        })
         .collect();
     let device_map: BTreeMap<&str, &str> = devices
         .iter()
-        .map(|(p, d)| (str_at(d, "name", p, &mut scratch), str_at(d, "devicePath", p, &mut scratch)))
+        .map(|(p, d)| {
+            (
+                str_at(d, "name", p, &mut scratch),
+                str_at(d, "devicePath", p, &mut scratch),
+            )
+        })
         .collect();
     validate_mounts(&mounts, &device_map, volumes, errs);
     validate_devices(&devices, &mount_map, volumes, errs);
@@ -70,7 +86,11 @@ fn one_of(c: &Object, key: &str, supported: &[&str], path: &str, errs: &mut Vec<
     if value.is_empty() {
         errs.push(FieldError::required(format!("{path}.{key}"), ""));
     } else if !supported.contains(&value) {
-        errs.push(FieldError::not_supported(format!("{path}.{key}"), value, supported));
+        errs.push(FieldError::not_supported(
+            format!("{path}.{key}"),
+            value,
+            supported,
+        ));
     }
 }
 
@@ -92,7 +112,11 @@ fn validate_ports(c: &Object, path: &str, errs: &mut Vec<FieldError>) {
             None | Some(0) => errs.push(FieldError::required(format!("{ppath}.containerPort"), "")),
             Some(n) => {
                 for msg in is_valid_port_num(n) {
-                    errs.push(FieldError::invalid(format!("{ppath}.containerPort"), n, &msg));
+                    errs.push(FieldError::invalid(
+                        format!("{ppath}.containerPort"),
+                        n,
+                        &msg,
+                    ));
                 }
             }
         }
@@ -114,7 +138,10 @@ pub fn host_ports(c: &Object) -> Vec<(String, String)> {
             let host_port = int_at(port, "hostPort", &ppath, &mut ignored).filter(|n| *n != 0)?;
             let ip = str_at(port, "hostIP", &ppath, &mut ignored);
             let protocol = str_at(port, "protocol", &ppath, &mut ignored);
-            Some((format!("{ppath}.hostPort"), format!("{ip}/{protocol}/{host_port}")))
+            Some((
+                format!("{ppath}.hostPort"),
+                format!("{ip}/{protocol}/{host_port}"),
+            ))
         })
         .collect()
 }
@@ -143,9 +170,9 @@ fn validate_env(c: &Object, path: &str, errs: &mut Vec<FieldError>) {
             let resource = str_at(resource_ref, "resource", &rpath, errs);
             let known = ["cpu", "memory", "ephemeral-storage"];
             let valid = ["limits.", "requests."].iter().any(|prefix| {
-                resource.strip_prefix(prefix).is_some_and(|r| {
-                    known.contains(&r) || r.starts_with("hugepages-")
-                })
+                resource
+                    .strip_prefix(prefix)
+                    .is_some_and(|r| known.contains(&r) || r.starts_with("hugepages-"))
             });
             if resource.is_empty() {
                 errs.push(FieldError::required(format!("{rpath}.resource"), ""));
@@ -161,7 +188,11 @@ fn validate_env(c: &Object, path: &str, errs: &mut Vec<FieldError>) {
             if let Some(selector) = obj_at(from, kind, &fpath, errs) {
                 sources += 1;
                 let spath = format!("{fpath}.{kind}");
-                object_name(str_at(selector, "name", &spath, errs), &format!("{spath}.name"), errs);
+                object_name(
+                    str_at(selector, "name", &spath, errs),
+                    &format!("{spath}.name"),
+                    errs,
+                );
                 let key = str_at(selector, "key", &spath, errs);
                 if key.is_empty() {
                     errs.push(FieldError::required(format!("{spath}.key"), ""));
@@ -244,7 +275,11 @@ fn validate_env_field_ref(fs: &Object, path: &str, errs: &mut Vec<FieldError>) {
                 errs.push(FieldError::invalid_str(path, key, &msg));
             }
         }
-        Some((other, _)) => errs.push(FieldError::invalid_str(path, other, "does not support subscript")),
+        Some((other, _)) => errs.push(FieldError::invalid_str(
+            path,
+            other,
+            "does not support subscript",
+        )),
         None if ENV_FIELD_PATHS.contains(&field_path) => {}
         None => errs.push(FieldError::not_supported(
             format!("{path}.fieldPath"),
@@ -260,7 +295,10 @@ fn config_map_key(key: &str) -> Vec<String> {
     if key.len() > 253 {
         errs.push("must be no more than 253 characters".to_string());
     }
-    if !key.bytes().all(|c| c.is_ascii_alphanumeric() || b"-._".contains(&c)) {
+    if !key
+        .bytes()
+        .all(|c| c.is_ascii_alphanumeric() || b"-._".contains(&c))
+    {
         errs.push("a valid config key must consist of alphanumeric characters, '-', '_' or '.' (e.g. 'key.name',  or 'KEY_NAME',  or 'key-name', regex used for validation is '[-._a-zA-Z0-9]+')".to_string());
     }
     if key == "." {
@@ -288,14 +326,22 @@ fn validate_env_from(c: &Object, path: &str, errs: &mut Vec<FieldError>) {
     for (epath, source) in objects_at(c, "envFrom", path, errs) {
         let prefix = str_at(source, "prefix", &epath, errs);
         for msg in is_relaxed_env_var_name(prefix) {
-            errs.push(FieldError::invalid_str(format!("{epath}.prefix"), prefix, &msg));
+            errs.push(FieldError::invalid_str(
+                format!("{epath}.prefix"),
+                prefix,
+                &msg,
+            ));
         }
         let mut sources = 0;
         for kind in ["configMapRef", "secretRef"] {
             if let Some(reference) = obj_at(source, kind, &epath, errs) {
                 sources += 1;
                 let rpath = format!("{epath}.{kind}");
-                object_name(str_at(reference, "name", &rpath, errs), &format!("{rpath}.name"), errs);
+                object_name(
+                    str_at(reference, "name", &rpath, errs),
+                    &format!("{rpath}.name"),
+                    errs,
+                );
             }
         }
         if sources == 0 {
@@ -334,7 +380,11 @@ fn validate_mounts(
             errs.push(FieldError::required(format!("{mpath}.mountPath"), ""));
         }
         if !mount_points.insert(mount_path) {
-            errs.push(FieldError::invalid_str(format!("{mpath}.mountPath"), mount_path, "must be unique"));
+            errs.push(FieldError::invalid_str(
+                format!("{mpath}.mountPath"),
+                mount_path,
+                "must be unique",
+            ));
         }
         if devices.contains_key(name) {
             errs.push(FieldError::invalid_str(
@@ -363,7 +413,10 @@ fn validate_mounts(
                     "subPathExpr and subPath are mutually exclusive",
                 ));
             }
-            errs.extend(local_descending_path(sub_path_expr, &format!("{mpath}.subPathExpr")));
+            errs.extend(local_descending_path(
+                sub_path_expr,
+                &format!("{mpath}.subPathExpr"),
+            ));
         }
         let propagation = str_at(mount, "mountPropagation", mpath, errs);
         let modes = ["None", "HostToContainer", "Bidirectional"];
@@ -393,7 +446,11 @@ fn validate_devices(
             errs.push(FieldError::required(format!("{dpath}.name"), ""));
         }
         if names.contains(name) {
-            errs.push(FieldError::invalid_str(format!("{dpath}.name"), name, "must be unique"));
+            errs.push(FieldError::invalid_str(
+                format!("{dpath}.name"),
+                name,
+                "must be unique",
+            ));
         }
         match source {
             Some(&"persistentVolumeClaim") | Some(&"ephemeral") => {}
@@ -408,7 +465,11 @@ fn validate_devices(
             errs.push(FieldError::required(format!("{dpath}.devicePath"), ""));
         }
         if paths.contains(device_path) {
-            errs.push(FieldError::invalid_str(format!("{dpath}.devicePath"), device_path, "must be unique"));
+            errs.push(FieldError::invalid_str(
+                format!("{dpath}.devicePath"),
+                device_path,
+                "must be unique",
+            ));
         }
         if device_path.split(['/', '\\']).any(|p| p == "..") {
             errs.push(FieldError::invalid_str(

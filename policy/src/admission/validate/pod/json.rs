@@ -9,7 +9,10 @@ pub type Object = Map<String, Value>;
 fn type_error(path: String, value: &Value, expected: &str) -> FieldError {
     let shown = value.to_string();
     let shown = if shown.len() > 64 {
-        let cut = (0..=64).rev().find(|i| shown.is_char_boundary(*i)).unwrap_or(0);
+        let cut = (0..=64)
+            .rev()
+            .find(|i| shown.is_char_boundary(*i))
+            .unwrap_or(0);
         format!("{}…", shown.get(..cut).unwrap_or(""))
     } else {
         shown

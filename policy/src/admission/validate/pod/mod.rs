@@ -92,7 +92,12 @@ fn validate_init_container<'a>(
     if restart_always {
         probes_and_lifecycle(fields, path, errs);
     } else {
-        for key in ["lifecycle", "livenessProbe", "readinessProbe", "startupProbe"] {
+        for key in [
+            "lifecycle",
+            "livenessProbe",
+            "readinessProbe",
+            "startupProbe",
+        ] {
             if has(fields, key) {
                 errs.push(FieldError::forbidden(
                     format!("{path}.{key}"),
@@ -101,7 +106,7 @@ fn validate_init_container<'a>(
             }
         }
     }
-    if json::list_at(fields, "resizePolicy", path, errs).len() > 0 {
+    if !json::list_at(fields, "resizePolicy", path, errs).is_empty() {
         errs.push(FieldError::invalid(
             format!("{path}.resizePolicy"),
             "[…]",

@@ -62,7 +62,11 @@ fn quantities<'a>(
                 }
                 out.insert(name.as_str(), q);
             }
-            Some(Err(e)) => errs.push(FieldError::invalid(field, value.to_string(), &e.to_string())),
+            Some(Err(e)) => errs.push(FieldError::invalid(
+                field,
+                value.to_string(),
+                &e.to_string(),
+            )),
             None if value.is_null() => {}
             None => errs.push(FieldError::invalid(
                 field,

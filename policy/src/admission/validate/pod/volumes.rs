@@ -82,7 +82,11 @@ pub fn validate_volumes<'a>(volumes: &'a [Value], errs: &mut Vec<FieldError>) ->
     map
 }
 
-fn validate_source(volume: &Object, path: &str, errs: &mut Vec<FieldError>) -> Option<&'static str> {
+fn validate_source(
+    volume: &Object,
+    path: &str,
+    errs: &mut Vec<FieldError>,
+) -> Option<&'static str> {
     let present: Vec<&'static str> = SOURCES
         .iter()
         .copied()
@@ -105,9 +109,7 @@ fn validate_source(volume: &Object, path: &str, errs: &mut Vec<FieldError>) -> O
         }
     };
     let spath = format!("{path}.{source}");
-    let Some(body) = obj_at(volume, source, path, errs) else {
-        return None;
-    };
+    let body = obj_at(volume, source, path, errs)?;
     match source {
         "hostPath" => {
             if str_at(body, "path", &spath, errs).is_empty() {
@@ -125,7 +127,11 @@ fn validate_source(volume: &Object, path: &str, errs: &mut Vec<FieldError>) -> O
             ];
             let t = str_at(body, "type", &spath, errs);
             if !types.contains(&t) {
-                errs.push(FieldError::not_supported(format!("{spath}.type"), t, &types));
+                errs.push(FieldError::not_supported(
+                    format!("{spath}.type"),
+                    t,
+                    &types,
+                ));
             }
         }
         "emptyDir" => {
@@ -155,14 +161,19 @@ fn validate_source(volume: &Object, path: &str, errs: &mut Vec<FieldError>) -> O
             if p.is_empty() {
                 errs.push(FieldError::required(format!("{spath}.path"), ""));
             } else if !p.starts_with('/') {
-                errs.push(FieldError::invalid_str(format!("{spath}.path"), p, "must be an absolute path"));
+                errs.push(FieldError::invalid_str(
+                    format!("{spath}.path"),
+                    p,
+                    "must be an absolute path",
+                ));
             }
         }
         "csi" => required_str(body, "driver", &spath, errs),
-        "ephemeral" => {
-            if obj_at(body, "volumeClaimTemplate", &spath, errs).is_none() {
-                errs.push(FieldError::required(format!("{spath}.volumeClaimTemplate"), ""));
-            }
+        "ephemeral" if obj_at(body, "volumeClaimTemplate", &spath, errs).is_none() => {
+            errs.push(FieldError::required(
+                format!("{spath}.volumeClaimTemplate"),
+                "",
+            ));
         }
         "downwardAPI" => {
             file_mode(body, "defaultMode", &spath, errs);
@@ -190,7 +201,11 @@ fn file_mode(body: &Object, key: &str, path: &str, errs: &mut Vec<FieldError>) {
     if let Some(mode) = int_at(body, key, path, errs)
         && !(0..=0o777).contains(&mode)
     {
-        errs.push(FieldError::invalid(format!("{path}.{key}"), mode, FILE_MODE_MSG));
+        errs.push(FieldError::invalid(
+            format!("{path}.{key}"),
+            mode,
+            FILE_MODE_MSG,
+        ));
     }
 }
 
@@ -204,7 +219,11 @@ fn relative_path(body: &Object, key: &str, path: &str, errs: &mut Vec<FieldError
     }
     errs.extend(local_descending_path(value, &field));
     if value.starts_with("..") {
-        errs.push(FieldError::invalid_str(field, value, "must not start with '..'"));
+        errs.push(FieldError::invalid_str(
+            field,
+            value,
+            "must not start with '..'",
+        ));
     }
 }
 
@@ -212,10 +231,18 @@ fn relative_path(body: &Object, key: &str, path: &str, errs: &mut Vec<FieldError
 pub fn local_descending_path(value: &str, field: &str) -> Vec<FieldError> {
     let mut errs = Vec::new();
     if value.starts_with('/') {
-        errs.push(FieldError::invalid_str(field, value, "must be a relative path"));
+        errs.push(FieldError::invalid_str(
+            field,
+            value,
+            "must be a relative path",
+        ));
     }
     if value.split(['/', '\\']).any(|part| part == "..") {
-        errs.push(FieldError::invalid_str(field, value, "must not contain '..'"));
+        errs.push(FieldError::invalid_str(
+            field,
+            value,
+            "must not contain '..'",
+        ));
     }
     errs
 }
@@ -237,7 +264,11 @@ fn validate_projections(body: &Object, path: &str, errs: &mut Vec<FieldError>) {
         "clusterTrustBundle",
     ];
     for (spath, source) in objects_at(body, "sources", path, errs) {
-        let present: Vec<&str> = KINDS.iter().copied().filter(|k| source.get(*k).is_some_and(|v| !v.is_null())).collect();
+        let present: Vec<&str> = KINDS
+            .iter()
+            .copied()
+            .filter(|k| source.get(*k).is_some_and(|v| !v.is_null()))
+            .collect();
         if present.len() > 1 {
             errs.push(FieldError::forbidden(
                 spath.clone(),
