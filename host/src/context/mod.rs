@@ -119,17 +119,15 @@ impl ClusterContext {
         if object.is_null() {
             return Ok(());
         }
-        if object
+        let is_list = object
             .get("kind")
             .and_then(Value::as_str)
-            .is_some_and(|k| k.ends_with("List"))
-        {
-            if let Some(items) = object.get("items").and_then(Value::as_array) {
-                for item in items {
-                    self.insert(item.clone(), source_name)?;
-                }
-                return Ok(());
+            .is_some_and(|k| k.ends_with("List"));
+        if let (true, Some(items)) = (is_list, object.get("items").and_then(Value::as_array)) {
+            for item in items {
+                self.insert(item.clone(), source_name)?;
             }
+            return Ok(());
         }
         let api_version = object
             .get("apiVersion")

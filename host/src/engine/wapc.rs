@@ -46,7 +46,7 @@ fn range(ptr: i32, len: usize) -> wasmtime::Result<std::ops::Range<usize>> {
     Ok(start..end)
 }
 
-fn read<'a>(data: &'a [u8], ptr: i32, len: i32) -> wasmtime::Result<&'a [u8]> {
+fn read(data: &[u8], ptr: i32, len: i32) -> wasmtime::Result<&[u8]> {
     data.get(range(ptr, len as u32 as usize)?)
         .ok_or_else(|| wasmtime::Error::msg("guest buffer out of bounds"))
 }
