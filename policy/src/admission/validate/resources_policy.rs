@@ -121,11 +121,15 @@ fn tokenize(text: &str) -> Result<Vec<Token>, String> {
             if literal.parse::<f64>().is_err() {
                 return Err(format!("invalid number {literal:?}"));
             }
-            let rest: String = chars.get(i..).unwrap_or(&[]).iter().collect();
-            if rest.starts_with('%') {
+            let rest = chars.get(i..).unwrap_or(&[]);
+            let unit = UNITS.iter().find(|u| {
+                let u: Vec<char> = u.chars().collect();
+                rest.starts_with(&u)
+            });
+            if rest.first() == Some(&'%') {
                 i += 1;
                 tokens.push(Token::Number(Ty::Number));
-            } else if let Some(unit) = UNITS.iter().find(|u| rest.starts_with(*u)) {
+            } else if let Some(unit) = unit {
                 i += unit.len();
                 tokens.push(Token::Number(Ty::Quantity));
             } else {

@@ -73,11 +73,10 @@ pub fn validate_common(
             )
         })
         .collect();
+    // type errors of the reads above are reported once, by `validate_mounts`/`validate_devices`
     validate_mounts(&mounts, &device_map, volumes, errs);
     validate_devices(&devices, &mount_map, volumes, errs);
     super::resources::validate_resources(c, path, errs);
-    // the reads above report type errors once, through `validate_mounts`/`validate_devices`
-    drop(scratch);
 }
 
 /// A required member restricted to `supported` (empty → Required, other → NotSupported).
