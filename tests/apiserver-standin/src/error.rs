@@ -11,7 +11,7 @@ pub struct Cause {
     pub reason: &'static str,
     /// The field path, e.g. `spec` or `spec.containers[0].image`.
     pub field: String,
-    /// The rendered message, e.g. `spec: Forbidden: pod updates may not ...`.
+    /// The message without the field, e.g. `Forbidden: pod updates may not ...` (as in a Status cause).
     pub message: String,
 }
 
@@ -19,7 +19,7 @@ impl Cause {
     /// `<field>: Forbidden: <detail>`.
     pub fn forbidden(field: impl Into<String>, detail: impl AsRef<str>) -> Cause {
         let field = field.into();
-        let message = format!("{field}: Forbidden: {}", detail.as_ref());
+        let message = format!("Forbidden: {}", detail.as_ref());
         Cause {
             reason: "FieldValueForbidden",
             field,
@@ -32,9 +32,9 @@ impl Cause {
         let field = field.into();
         let detail = detail.as_ref();
         let message = if detail.is_empty() {
-            format!("{field}: Required value")
+            "Required value".to_string()
         } else {
-            format!("{field}: Required value: {detail}")
+            format!("Required value: {detail}")
         };
         Cause {
             reason: "FieldValueRequired",
@@ -50,7 +50,7 @@ impl Cause {
             Value::String(s) => format!("\"{s}\""),
             other => other.to_string(),
         };
-        let message = format!("{field}: Invalid value: {shown}: {}", detail.as_ref());
+        let message = format!("Invalid value: {shown}: {}", detail.as_ref());
         Cause {
             reason: "FieldValueInvalid",
             field,
@@ -171,9 +171,12 @@ impl ApiError {
         } else {
             format!("{}.{}", def.kind, def.group)
         };
-        let msgs: Vec<&str> = causes.iter().map(|c| c.message.as_str()).collect();
+        let msgs: Vec<String> = causes
+            .iter()
+            .map(|c| format!("{}: {}", c.field, c.message))
+            .collect();
         let joined = if msgs.len() == 1 {
-            msgs[0].to_string()
+            msgs[0].clone()
         } else {
             format!("[{}]", msgs.join(", "))
         };

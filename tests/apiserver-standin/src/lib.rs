@@ -175,6 +175,10 @@ impl StandIn {
             .url()
             .parse()
             .map_err(|e: http_uri::InvalidUri| StandInError::Client(e.to_string()))?;
+        // kube's rustls needs a process-wide crypto provider; install ring unless one is set.
+        if rustls::crypto::CryptoProvider::get_default().is_none() {
+            let _ = rustls::crypto::ring::default_provider().install_default();
+        }
         let config = kube::Config::new(uri);
         kube::Client::try_from(config).map_err(|e| StandInError::Client(e.to_string()))
     }

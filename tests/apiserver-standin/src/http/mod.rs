@@ -1,6 +1,7 @@
 //! The HTTP front: path parsing, discovery, the fault switch, and dispatch to the store.
 
 mod discovery;
+mod openapi;
 mod resource;
 mod table;
 
@@ -183,7 +184,15 @@ async fn dispatch(
 ) -> Response {
     let segs: Vec<&str> = uri.path().split('/').filter(|s| !s.is_empty()).collect();
     if segs.first() == Some(&"openapi") {
-        return ApiError::path_not_found().into_response();
+        let doc = match segs.as_slice() {
+            ["openapi", "v3"] => Some(openapi::root()),
+            ["openapi", "v3", rest @ ..] => openapi::group_version(&rest.join("/")),
+            _ => None,
+        };
+        return match doc {
+            Some(d) => json_response(StatusCode::OK, &d),
+            None => ApiError::path_not_found().into_response(),
+        };
     }
     let route = match parse_route(&state, &segs) {
         Ok(r) => r,

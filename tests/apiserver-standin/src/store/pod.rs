@@ -92,7 +92,7 @@ pub fn validate_create(pod: &Value) -> Vec<Cause> {
                 causes.push(Cause {
                     reason: "FieldValueDuplicate",
                     field: format!("{field}.name"),
-                    message: format!("{field}.name: Duplicate value: \"{name}\""),
+                    message: format!("Duplicate value: \"{name}\""),
                 });
             } else {
                 seen.push(name);
