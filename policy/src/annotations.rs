@@ -119,7 +119,11 @@ pub fn parse_injected_list(value: Option<&str>) -> BTreeSet<String> {
 
 /// Sorted, de-duplicated, comma-joined without spaces.
 pub fn format_injected_list(names: &BTreeSet<String>) -> String {
-    names.iter().map(String::as_str).collect::<Vec<_>>().join(",")
+    names
+        .iter()
+        .map(String::as_str)
+        .collect::<Vec<_>>()
+        .join(",")
 }
 
 /// `kruise.io/sidecarset-working-hotupgrade-container`: sidecar name → working container.
@@ -204,16 +208,25 @@ mod tests {
 
     #[test]
     fn hash_annotation_forms() {
-        let parsed =
-            parse_hash_annotation(SIDECARSET_HASH, Some(r#"{"test-sidecarset":{"hash":"aaa"}}"#))
-                .unwrap();
+        let parsed = parse_hash_annotation(
+            SIDECARSET_HASH,
+            Some(r#"{"test-sidecarset":{"hash":"aaa"}}"#),
+        )
+        .unwrap();
         assert_eq!(parsed["test-sidecarset"].hash, "aaa");
         let legacy =
             parse_hash_annotation(SIDECARSET_HASH, Some(r#"{"test-sidecarset":"aaa"}"#)).unwrap();
         assert_eq!(legacy["test-sidecarset"].hash, "aaa");
-        assert_eq!(legacy["test-sidecarset"].sidecar_set_name, "test-sidecarset");
+        assert_eq!(
+            legacy["test-sidecarset"].sidecar_set_name,
+            "test-sidecarset"
+        );
         assert!(parse_hash_annotation(SIDECARSET_HASH, Some("garbage")).is_err());
-        assert!(parse_hash_annotation(SIDECARSET_HASH, None).unwrap().is_empty());
+        assert!(
+            parse_hash_annotation(SIDECARSET_HASH, None)
+                .unwrap()
+                .is_empty()
+        );
         assert_eq!(pod_hash_of(SIDECARSET_HASH, Some("garbage"), "x"), "");
     }
 

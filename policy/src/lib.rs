@@ -3,7 +3,15 @@
 
 pub mod admission;
 pub mod annotations;
-pub mod quantity;
 pub mod api;
+pub mod evaluate;
 pub mod hash;
+pub mod hotupgrade;
+pub mod inject;
+pub mod quantity;
+pub mod revision;
 pub mod selector;
+pub mod settings;
+
+#[cfg(target_arch = "wasm32")]
+mod wapc_entry;

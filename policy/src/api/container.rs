@@ -20,7 +20,11 @@ pub const EXTENSION_KEYS: [&str; 6] = [
 pub struct SidecarContainer {
     #[serde(default, deserialize_with = "or_default")]
     pub name: String,
-    #[serde(default, deserialize_with = "or_default", skip_serializing_if = "String::is_empty")]
+    #[serde(
+        default,
+        deserialize_with = "or_default",
+        skip_serializing_if = "String::is_empty"
+    )]
     pub pod_inject_policy: String,
     #[serde(default, deserialize_with = "or_default")]
     pub upgrade_strategy: SidecarContainerUpgradeStrategy,
@@ -28,7 +32,11 @@ pub struct SidecarContainer {
     pub share_volume_policy: ShareVolumePolicy,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub share_volume_device_policy: Option<ShareVolumePolicy>,
-    #[serde(default, deserialize_with = "or_default", skip_serializing_if = "Vec::is_empty")]
+    #[serde(
+        default,
+        deserialize_with = "or_default",
+        skip_serializing_if = "Vec::is_empty"
+    )]
     pub transfer_env: Vec<TransferEnvVar>,
     /// Kept as JSON: `resourcesPolicy` is not implemented yet and only detected.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -41,9 +49,17 @@ pub struct SidecarContainer {
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SidecarContainerUpgradeStrategy {
-    #[serde(default, deserialize_with = "or_default", skip_serializing_if = "String::is_empty")]
+    #[serde(
+        default,
+        deserialize_with = "or_default",
+        skip_serializing_if = "String::is_empty"
+    )]
     pub upgrade_type: String,
-    #[serde(default, deserialize_with = "or_default", skip_serializing_if = "String::is_empty")]
+    #[serde(
+        default,
+        deserialize_with = "or_default",
+        skip_serializing_if = "String::is_empty"
+    )]
     pub hot_upgrade_empty_image: String,
 }
 
@@ -67,13 +83,25 @@ impl ShareVolumePolicy {
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct TransferEnvVar {
-    #[serde(default, deserialize_with = "or_default", skip_serializing_if = "String::is_empty")]
+    #[serde(
+        default,
+        deserialize_with = "or_default",
+        skip_serializing_if = "String::is_empty"
+    )]
     pub source_container_name: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub source_container_name_from: Option<SourceContainerNameSource>,
-    #[serde(default, deserialize_with = "or_default", skip_serializing_if = "String::is_empty")]
+    #[serde(
+        default,
+        deserialize_with = "or_default",
+        skip_serializing_if = "String::is_empty"
+    )]
     pub env_name: String,
-    #[serde(default, deserialize_with = "or_default", skip_serializing_if = "Vec::is_empty")]
+    #[serde(
+        default,
+        deserialize_with = "or_default",
+        skip_serializing_if = "Vec::is_empty"
+    )]
     pub env_names: Vec<String>,
 }
 
@@ -87,7 +115,11 @@ pub struct SourceContainerNameSource {
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ObjectFieldSelector {
-    #[serde(default, deserialize_with = "or_default", skip_serializing_if = "String::is_empty")]
+    #[serde(
+        default,
+        deserialize_with = "or_default",
+        skip_serializing_if = "String::is_empty"
+    )]
     pub api_version: String,
     #[serde(default, deserialize_with = "or_default")]
     pub field_path: String,

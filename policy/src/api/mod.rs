@@ -10,8 +10,8 @@ mod resource;
 mod spec;
 
 pub use container::{
-    ObjectFieldSelector, ShareVolumePolicy, SidecarContainer, SidecarContainerUpgradeStrategy,
-    SourceContainerNameSource, TransferEnvVar,
+    EXTENSION_KEYS, ObjectFieldSelector, ShareVolumePolicy, SidecarContainer,
+    SidecarContainerUpgradeStrategy, SourceContainerNameSource, TransferEnvVar, json_list,
 };
 pub use k8s_openapi::apimachinery::pkg::apis::meta::v1::{
     LabelSelector, LabelSelectorRequirement, ObjectMeta,

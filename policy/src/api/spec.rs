@@ -24,29 +24,57 @@ pub struct SidecarSetSpec {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub selector: Option<LabelSelector>,
     /// v1alpha1 only: converted to a `kubernetes.io/metadata.name` namespaceSelector.
-    #[serde(default, deserialize_with = "or_default", skip_serializing_if = "String::is_empty")]
+    #[serde(
+        default,
+        deserialize_with = "or_default",
+        skip_serializing_if = "String::is_empty"
+    )]
     pub namespace: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub namespace_selector: Option<LabelSelector>,
-    #[serde(default, deserialize_with = "or_default", skip_serializing_if = "Vec::is_empty")]
+    #[serde(
+        default,
+        deserialize_with = "or_default",
+        skip_serializing_if = "Vec::is_empty"
+    )]
     pub init_containers: Vec<SidecarContainer>,
-    #[serde(default, deserialize_with = "or_default", skip_serializing_if = "Vec::is_empty")]
+    #[serde(
+        default,
+        deserialize_with = "or_default",
+        skip_serializing_if = "Vec::is_empty"
+    )]
     pub containers: Vec<SidecarContainer>,
     /// core/v1 Volumes, kept as JSON (schemaless in the CRD).
-    #[serde(default, deserialize_with = "or_default", skip_serializing_if = "Vec::is_empty")]
+    #[serde(
+        default,
+        deserialize_with = "or_default",
+        skip_serializing_if = "Vec::is_empty"
+    )]
     pub volumes: Vec<Value>,
     #[serde(default, deserialize_with = "or_default")]
     pub update_strategy: SidecarSetUpdateStrategy,
     #[serde(default, deserialize_with = "or_default")]
     pub injection_strategy: SidecarSetInjectionStrategy,
-    #[serde(default, deserialize_with = "or_default", skip_serializing_if = "Vec::is_empty")]
+    #[serde(
+        default,
+        deserialize_with = "or_default",
+        skip_serializing_if = "Vec::is_empty"
+    )]
     pub image_pull_secrets: Vec<LocalObjectReference>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub revision_history_limit: Option<i32>,
-    #[serde(default, deserialize_with = "or_default", skip_serializing_if = "Vec::is_empty")]
+    #[serde(
+        default,
+        deserialize_with = "or_default",
+        skip_serializing_if = "Vec::is_empty"
+    )]
     pub patch_pod_metadata: Vec<PatchPodMetadata>,
     /// v1beta1 only.
-    #[serde(default, deserialize_with = "or_default", skip_serializing_if = "String::is_empty")]
+    #[serde(
+        default,
+        deserialize_with = "or_default",
+        skip_serializing_if = "String::is_empty"
+    )]
     pub custom_version: String,
 }
 
@@ -60,7 +88,11 @@ pub struct SidecarSetUpdateStrategy {
         skip_serializing_if = "String::is_empty"
     )]
     pub type_: String,
-    #[serde(default, deserialize_with = "or_default", skip_serializing_if = "is_false")]
+    #[serde(
+        default,
+        deserialize_with = "or_default",
+        skip_serializing_if = "is_false"
+    )]
     pub paused: bool,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub selector: Option<LabelSelector>,
@@ -70,16 +102,28 @@ pub struct SidecarSetUpdateStrategy {
     pub max_unavailable: Option<IntOrString>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub priority_strategy: Option<UpdatePriorityStrategy>,
-    #[serde(default, deserialize_with = "or_default", skip_serializing_if = "Vec::is_empty")]
+    #[serde(
+        default,
+        deserialize_with = "or_default",
+        skip_serializing_if = "Vec::is_empty"
+    )]
     pub scatter_strategy: Vec<ScatterTerm>,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct UpdatePriorityStrategy {
-    #[serde(default, deserialize_with = "or_default", skip_serializing_if = "Vec::is_empty")]
+    #[serde(
+        default,
+        deserialize_with = "or_default",
+        skip_serializing_if = "Vec::is_empty"
+    )]
     pub weight_priority: Vec<WeightPriority>,
-    #[serde(default, deserialize_with = "or_default", skip_serializing_if = "Vec::is_empty")]
+    #[serde(
+        default,
+        deserialize_with = "or_default",
+        skip_serializing_if = "Vec::is_empty"
+    )]
     pub order_priority: Vec<OrderPriority>,
 }
 
@@ -110,7 +154,11 @@ pub struct ScatterTerm {
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SidecarSetInjectionStrategy {
-    #[serde(default, deserialize_with = "or_default", skip_serializing_if = "is_false")]
+    #[serde(
+        default,
+        deserialize_with = "or_default",
+        skip_serializing_if = "is_false"
+    )]
     pub paused: bool,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub revision: Option<SidecarSetInjectRevision>,
@@ -123,7 +171,11 @@ pub struct SidecarSetInjectRevision {
     pub custom_version: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub revision_name: Option<String>,
-    #[serde(default, deserialize_with = "or_default", skip_serializing_if = "String::is_empty")]
+    #[serde(
+        default,
+        deserialize_with = "or_default",
+        skip_serializing_if = "String::is_empty"
+    )]
     pub policy: String,
 }
 
@@ -136,9 +188,17 @@ pub struct LocalObjectReference {
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct PatchPodMetadata {
-    #[serde(default, deserialize_with = "or_default", skip_serializing_if = "BTreeMap::is_empty")]
+    #[serde(
+        default,
+        deserialize_with = "or_default",
+        skip_serializing_if = "BTreeMap::is_empty"
+    )]
     pub annotations: BTreeMap<String, String>,
-    #[serde(default, deserialize_with = "or_default", skip_serializing_if = "String::is_empty")]
+    #[serde(
+        default,
+        deserialize_with = "or_default",
+        skip_serializing_if = "String::is_empty"
+    )]
     pub patch_policy: String,
 }
 
@@ -190,6 +250,11 @@ fn is_false(value: &bool) -> bool {
 }
 
 impl SidecarSet {
+    /// Decode from JSON as served (unknown fields ignored, `null` as zero values).
+    pub fn deserialize_value(value: &Value) -> Result<Self, serde_json::Error> {
+        SidecarSet::deserialize(value)
+    }
+
     pub fn name(&self) -> &str {
         self.metadata.name.as_deref().unwrap_or("")
     }

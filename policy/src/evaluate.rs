@@ -1,0 +1,286 @@
+//! The admission decision for one request: pod injection or SidecarSet defaulting and
+//! validation. Pure: the cluster is reached only through the `Cluster` trait.
+
+use crate::admission::{self, FieldError, ValidationContext};
+use crate::api::SidecarSet;
+use crate::inject;
+use crate::selector::Labels;
+use crate::settings::{Settings, SettingsError};
+use serde_json::Value;
+
+/// What the policy may read from the cluster (Kubewarden's context-aware callbacks).
+pub trait Cluster {
+    /// Every SidecarSet, as served.
+    fn list_sidecarsets(&mut self) -> Result<Vec<Value>, String>;
+    /// The labels of a Namespace; `None` when it cannot be read.
+    fn namespace_labels(&mut self, name: &str) -> Option<Labels>;
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Outcome {
+    Accept,
+    /// Admit this object instead of the request's.
+    Mutate(Value),
+    Reject {
+        message: String,
+        code: u16,
+    },
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Verdict {
+    pub outcome: Outcome,
+    pub warnings: Vec<String>,
+}
+
+impl Verdict {
+    fn accept() -> Self {
+        Verdict {
+            outcome: Outcome::Accept,
+            warnings: Vec::new(),
+        }
+    }
+
+    fn reject(message: impl Into<String>, code: u16) -> Self {
+        Verdict {
+            outcome: Outcome::Reject {
+                message: message.into(),
+                code,
+            },
+            warnings: Vec::new(),
+        }
+    }
+}
+
+/// Decide one AdmissionRequest. `now` is the RFC 3339 time written into hash annotations.
+pub fn evaluate(
+    request: &Value,
+    settings: &Settings,
+    cluster: &mut dyn Cluster,
+    now: &str,
+) -> Verdict {
+    if !request.is_object() {
+        return Verdict::reject("the admission request is not a JSON object", 400);
+    }
+    let text = |pointer: &str| {
+        request
+            .pointer(pointer)
+            .and_then(Value::as_str)
+            .unwrap_or("")
+    };
+    if !text("/subResource").is_empty() {
+        return Verdict::accept();
+    }
+    let operation = text("/operation");
+    match (text("/kind/group"), text("/kind/kind")) {
+        ("", "Pod") if operation == "CREATE" => admit_pod(request, settings, cluster, now),
+        ("apps.kruise.io", "SidecarSet") if matches!(operation, "CREATE" | "UPDATE") => {
+            admit_sidecarset(request, settings, cluster)
+        }
+        _ => Verdict::accept(),
+    }
+}
+
+fn admit_pod(
+    request: &Value,
+    settings: &Settings,
+    cluster: &mut dyn Cluster,
+    now: &str,
+) -> Verdict {
+    let Some(object) = request.get("object").filter(|o| o.is_object()) else {
+        return Verdict::reject("pod CREATE request without an object", 400);
+    };
+    if !is_active(object) {
+        return Verdict::accept();
+    }
+    let mut warnings = Vec::new();
+    let sidecarsets = match sidecarsets(settings, cluster, &mut warnings) {
+        Ok(list) => list,
+        Err(message) => return Verdict::reject(message, 500),
+    };
+    let namespace = [
+        object.pointer("/metadata/namespace"),
+        request.get("namespace"),
+    ]
+    .into_iter()
+    .flatten()
+    .filter_map(Value::as_str)
+    .find(|n| !n.is_empty())
+    .unwrap_or("default");
+    let labels = inject::pod::labels(object);
+    let mut lookup = |name: &str| cluster.namespace_labels(name);
+    let matched = match inject::select(namespace, &labels, &sidecarsets, &mut lookup) {
+        Ok(matched) => matched,
+        Err(error) => return Verdict::reject(error.to_string(), 400),
+    };
+    let mut pod = object.clone();
+    let outcome = match inject::inject(&mut pod, &matched, now) {
+        Ok(true) => Outcome::Mutate(pod),
+        Ok(false) => Outcome::Accept,
+        Err(error) => Outcome::Reject {
+            message: error.to_string(),
+            code: 400,
+        },
+    };
+    Verdict { outcome, warnings }
+}
+
+/// Succeeded/Failed pods and pods being deleted are left alone (§3.1).
+fn is_active(pod: &Value) -> bool {
+    let phase = pod.pointer("/status/phase").and_then(Value::as_str);
+    let deleting = pod
+        .pointer("/metadata/deletionTimestamp")
+        .is_some_and(|t| !t.is_null());
+    !deleting && !matches!(phase, Some("Succeeded" | "Failed"))
+}
+
+fn admit_sidecarset(request: &Value, settings: &Settings, cluster: &mut dyn Cluster) -> Verdict {
+    let version = request
+        .pointer("/kind/version")
+        .and_then(Value::as_str)
+        .unwrap_or("");
+    if !matches!(version, "v1alpha1" | "v1beta1") {
+        return Verdict::reject(format!("unsupported SidecarSet version {version:?}"), 400);
+    }
+    let Some(object) = request.get("object").filter(|o| o.is_object()) else {
+        return Verdict::reject("SidecarSet request without an object", 400);
+    };
+    let old = match request.get("oldObject").filter(|o| !o.is_null()) {
+        Some(old) => match SidecarSet::deserialize_value(old) {
+            Ok(old) => Some(old),
+            Err(error) => return Verdict::reject(format!("invalid old SidecarSet: {error}"), 400),
+        },
+        None => None,
+    };
+    let mut warnings = Vec::new();
+    let result = default_and_validate(
+        object,
+        old.as_ref(),
+        settings,
+        |warnings| sidecarsets(settings, cluster, warnings),
+        &mut warnings,
+    );
+    let outcome = match result {
+        Ok(defaulted) => Outcome::Mutate(defaulted),
+        Err(Invalid::Problems(name, problems)) => Outcome::Reject {
+            message: describe(&name, &problems),
+            code: 422,
+        },
+        Err(Invalid::Other(message, code)) => Outcome::Reject { message, code },
+    };
+    Verdict { outcome, warnings }
+}
+
+enum Invalid {
+    Problems(String, Vec<FieldError>),
+    Other(String, u16),
+}
+
+/// §2.1 defaults then §2.2 validation; `others` lists the SidecarSets rule 15 compares with.
+fn default_and_validate(
+    object: &Value,
+    old: Option<&SidecarSet>,
+    settings: &Settings,
+    others: impl FnOnce(&mut Vec<String>) -> Result<Vec<SidecarSet>, String>,
+    warnings: &mut Vec<String>,
+) -> Result<Value, Invalid> {
+    let mut defaulted = object.clone();
+    admission::apply_defaults(&mut defaulted);
+    let sidecarset = SidecarSet::deserialize_value(&defaulted)
+        .map_err(|e| Invalid::Other(format!("invalid SidecarSet: {e}"), 400))?;
+    let patterns = settings
+        .patch_key_patterns()
+        .map_err(|e| Invalid::Other(e.to_string(), 500))?;
+    let mut others = others(warnings).map_err(|e| Invalid::Other(e, 500))?;
+    others.retain(|other| other.name() != sidecarset.name());
+    let context = ValidationContext {
+        old,
+        others: &others,
+        allowed_patch_keys: patterns.as_deref(),
+    };
+    let problems = admission::validate(&sidecarset, &context);
+    if problems.is_empty() {
+        Ok(defaulted)
+    } else {
+        Err(Invalid::Problems(sidecarset.name().to_string(), problems))
+    }
+}
+
+fn describe(name: &str, problems: &[FieldError]) -> String {
+    let list: Vec<String> = problems.iter().map(ToString::to_string).collect();
+    format!("SidecarSet {name:?} is invalid: {}", list.join("; "))
+}
+
+/// The SidecarSets in force: inline ones from the settings (defaulted) or the cluster's.
+/// Objects that do not decode are skipped with a warning, as an informer would drop them.
+fn sidecarsets(
+    settings: &Settings,
+    cluster: &mut dyn Cluster,
+    warnings: &mut Vec<String>,
+) -> Result<Vec<SidecarSet>, String> {
+    let (items, inline) = match &settings.sidecar_sets {
+        Some(inline) => (inline.clone(), true),
+        None => (
+            cluster
+                .list_sidecarsets()
+                .map_err(|e| format!("cannot list SidecarSets: {e}"))?,
+            false,
+        ),
+    };
+    let mut out = Vec::with_capacity(items.len());
+    for mut item in items {
+        if inline {
+            admission::apply_defaults(&mut item);
+        }
+        match SidecarSet::deserialize_value(&item) {
+            Ok(sidecarset) => out.push(sidecarset),
+            Err(error) => {
+                let name = item
+                    .pointer("/metadata/name")
+                    .and_then(Value::as_str)
+                    .unwrap_or("");
+                warnings.push(format!(
+                    "ignoring SidecarSet {name:?} that does not decode: {error}"
+                ));
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// `validate_settings`: the whitelist compiles and every inline SidecarSet is valid.
+pub fn validate_settings(settings: &Settings) -> Result<(), SettingsError> {
+    settings.patch_key_patterns()?;
+    let Some(inline) = &settings.sidecar_sets else {
+        return Ok(());
+    };
+    let mut defaulted = Vec::new();
+    for (index, item) in inline.iter().enumerate() {
+        let mut item = item.clone();
+        admission::apply_defaults(&mut item);
+        let sidecarset =
+            SidecarSet::deserialize_value(&item).map_err(|e| SettingsError::SidecarSet {
+                index,
+                reason: e.to_string(),
+            })?;
+        defaulted.push((item, sidecarset));
+    }
+    let all: Vec<SidecarSet> = defaulted.iter().map(|(_, s)| s.clone()).collect();
+    for (index, (item, _)) in defaulted.iter().enumerate() {
+        let others = all.clone();
+        let result = default_and_validate(item, None, settings, |_| Ok(others), &mut Vec::new());
+        match result {
+            Ok(_) => {}
+            Err(Invalid::Problems(name, problems)) => {
+                return Err(SettingsError::SidecarSet {
+                    index,
+                    reason: describe(&name, &problems),
+                });
+            }
+            Err(Invalid::Other(reason, _)) => {
+                return Err(SettingsError::SidecarSet { index, reason });
+            }
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,272 @@
+//! §3.7 buildSidecars: what each matched SidecarSet adds to a new pod.
+
+use super::InjectError;
+use super::pod::{list, str_of};
+use super::share::{
+    append_missing_env, merge_by_path, shared_devices, shared_mounts, transfer_envs,
+};
+use crate::annotations::{
+    self, IS_INJECTED_ENV, SIDECARSET_HASH, SIDECARSET_HASH_WITHOUT_IMAGE, UpgradeSpec,
+};
+use crate::api::{SidecarContainer, SidecarSet};
+use crate::hotupgrade;
+use crate::revision::current_hashes;
+use crate::selector::Labels;
+use serde_json::{Map, Value};
+use std::collections::{BTreeMap, BTreeSet};
+
+/// A container ready for the pod, with the placement its SidecarSet asked for.
+pub(crate) struct Injected {
+    pub container: Map<String, Value>,
+    pub policy: String,
+}
+
+impl Injected {
+    pub fn name(&self) -> &str {
+        self.container
+            .get("name")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+    }
+}
+
+/// Everything the matched SidecarSets add, before merging into the pod.
+#[derive(Default)]
+pub(crate) struct Built {
+    pub init_containers: Vec<Injected>,
+    pub containers: Vec<Injected>,
+    pub volumes: Vec<Value>,
+    pub secrets: Vec<Value>,
+    /// Pod annotations to write (overwriting) when anything is injected.
+    pub annotations: Labels,
+}
+
+/// The pod as buildSidecars reads it (after patchPodMetadata).
+pub(crate) struct PodView<'a> {
+    pub containers: &'a [Value],
+    pub labels: &'a Labels,
+    pub annotations: &'a Labels,
+}
+
+pub(crate) fn build_sidecars(
+    pod: PodView<'_>,
+    sidecarsets: &[&SidecarSet],
+    now: &str,
+) -> Result<Built, InjectError> {
+    let mut hashes = annotations::parse_hash_annotation(
+        SIDECARSET_HASH,
+        pod.annotations.get(SIDECARSET_HASH).map(String::as_str),
+    )?;
+    let mut hashes_without_image = annotations::parse_hash_annotation(
+        SIDECARSET_HASH_WITHOUT_IMAGE,
+        pod.annotations
+            .get(SIDECARSET_HASH_WITHOUT_IMAGE)
+            .map(String::as_str),
+    )?;
+    let mut working = annotations::parse_working_map(
+        pod.annotations
+            .get(annotations::WORKING_HOT_UPGRADE_CONTAINER)
+            .map(String::as_str),
+    );
+    let mut names = annotations::parse_injected_list(
+        pod.annotations
+            .get(annotations::INJECTED_LIST)
+            .map(String::as_str),
+    );
+    let mut built = Built::default();
+    let mut hot_upgraded = false;
+
+    for sidecarset in sidecarsets {
+        names.insert(sidecarset.name().to_string());
+        let volumes: BTreeMap<&str, &Value> = sidecarset
+            .spec
+            .volumes
+            .iter()
+            .map(|v| (str_of(v, "name"), v))
+            .collect();
+        let mut sidecar_list = BTreeSet::new();
+        let injected_before = built.init_containers.len() + built.containers.len();
+
+        for init in &sidecarset.spec.init_containers {
+            if init.is_native_sidecar() {
+                sidecar_list.insert(init.name.clone());
+            }
+            let container = prepare(init, &pod, &volumes, &mut built.volumes);
+            let hot = init.is_native_sidecar() && init.is_hot_upgrade();
+            hot_upgraded |= hot;
+            push(
+                &mut built.init_containers,
+                &mut built.annotations,
+                &mut working,
+                init,
+                container,
+                hot,
+            );
+        }
+        built
+            .secrets
+            .extend(sidecarset.spec.image_pull_secrets.iter().map(|s| {
+                let mut secret = Map::new();
+                secret.insert("name".into(), Value::String(s.name.clone()));
+                Value::Object(secret)
+            }));
+        for sidecar in &sidecarset.spec.containers {
+            sidecar_list.insert(sidecar.name.clone());
+            let container = prepare(sidecar, &pod, &volumes, &mut built.volumes);
+            let hot = sidecar.is_hot_upgrade();
+            hot_upgraded |= hot;
+            push(
+                &mut built.containers,
+                &mut built.annotations,
+                &mut working,
+                sidecar,
+                container,
+                hot,
+            );
+        }
+
+        if built.init_containers.len() + built.containers.len() > injected_before {
+            let current = current_hashes(sidecarset);
+            let entry = |hash: String, controller_revision: String| UpgradeSpec {
+                update_timestamp: Some(now.to_string()),
+                hash,
+                sidecar_set_name: sidecarset.name().to_string(),
+                sidecar_list: Some(sidecar_list.iter().cloned().collect()),
+                controller_revision,
+            };
+            let revision = sidecarset
+                .status
+                .as_ref()
+                .and_then(|s| s.latest_revision.clone())
+                .unwrap_or_default();
+            hashes.insert(sidecarset.name().to_string(), entry(current.hash, revision));
+            hashes_without_image.insert(
+                sidecarset.name().to_string(),
+                entry(current.without_image, String::new()),
+            );
+        }
+    }
+
+    let out = &mut built.annotations;
+    out.insert(SIDECARSET_HASH.into(), annotations::to_json(&hashes));
+    out.insert(
+        SIDECARSET_HASH_WITHOUT_IMAGE.into(),
+        annotations::to_json(&hashes_without_image),
+    );
+    out.insert(
+        annotations::INJECTED_LIST.into(),
+        annotations::format_injected_list(&names),
+    );
+    if hot_upgraded {
+        out.insert(
+            annotations::WORKING_HOT_UPGRADE_CONTAINER.into(),
+            annotations::to_json(&working),
+        );
+    }
+    Ok(built)
+}
+
+/// Shared mounts, env and devices merged into the sidecar (§3.7.1 steps 3–7); collects the
+/// SidecarSet volumes its own mounts and devices reference.
+fn prepare(
+    sidecar: &SidecarContainer,
+    pod: &PodView<'_>,
+    volumes: &BTreeMap<&str, &Value>,
+    injected_volumes: &mut Vec<Value>,
+) -> Map<String, Value> {
+    let (mounts, subpath_envs) = if sidecar.share_volume_policy.enabled() {
+        shared_mounts(pod.containers)
+    } else {
+        (Vec::new(), Vec::new())
+    };
+    let mut transfer = transfer_envs(sidecar, pod.containers, pod.labels, pod.annotations);
+    let mut deduped = Vec::new();
+    transfer.extend(subpath_envs);
+    append_missing_env(&mut deduped, transfer);
+
+    injected_volumes.extend(
+        sidecar
+            .own_volume_names()
+            .filter_map(|name| volumes.get(name).map(|v| (*v).clone())),
+    );
+
+    let mut container = sidecar.to_pod_container();
+    let own_mounts = list(&container, "volumeMounts").to_vec();
+    let own_devices = list(&container, "volumeDevices").to_vec();
+    let mut used: BTreeSet<String> = own_mounts
+        .iter()
+        .map(|m| str_of(m, "mountPath"))
+        .chain(own_devices.iter().map(|d| str_of(d, "devicePath")))
+        .map(str::to_string)
+        .collect();
+    let merged_mounts = merge_by_path(&own_mounts, &mounts, "mountPath", &mut used);
+
+    let mut env = list(&container, "env").to_vec();
+    env.push(serde_json::json!({"name": IS_INJECTED_ENV, "value": "true"}));
+    append_missing_env(&mut env, deduped);
+
+    let share_devices = sidecar
+        .share_volume_device_policy
+        .as_ref()
+        .is_some_and(|p| p.enabled());
+    let merged_devices = if share_devices {
+        let mut used: BTreeSet<String> = own_devices
+            .iter()
+            .map(|d| str_of(d, "devicePath"))
+            .chain(merged_mounts.iter().map(|m| str_of(m, "mountPath")))
+            .map(str::to_string)
+            .collect();
+        merge_by_path(
+            &own_devices,
+            &shared_devices(pod.containers),
+            "devicePath",
+            &mut used,
+        )
+    } else {
+        own_devices
+    };
+
+    container.insert("env".into(), Value::Array(env));
+    if !merged_mounts.is_empty() {
+        container.insert("volumeMounts".into(), Value::Array(merged_mounts));
+    }
+    if !merged_devices.is_empty() {
+        container.insert("volumeDevices".into(), Value::Array(merged_devices));
+    }
+    container
+}
+
+/// Add the prepared container, or its hot-upgrade twins (§3.7.6).
+fn push(
+    out: &mut Vec<Injected>,
+    annotations_out: &mut Labels,
+    working: &mut BTreeMap<String, String>,
+    sidecar: &SidecarContainer,
+    container: Map<String, Value>,
+    hot: bool,
+) {
+    let policy = sidecar.pod_inject_policy.clone();
+    if !hot {
+        out.push(Injected { container, policy });
+        return;
+    }
+    let [first, second] = hotupgrade::twin_names(&sidecar.name);
+    for (twin, version, version_alt) in [(&first, "1", "0"), (&second, "0", "1")] {
+        let mut copy = container.clone();
+        copy.insert("name".into(), Value::String(twin.clone()));
+        if twin == &second {
+            let empty = &sidecar.upgrade_strategy.hot_upgrade_empty_image;
+            copy.insert("image".into(), Value::String(empty.clone()));
+        }
+        if let Some(Value::Array(env)) = copy.get_mut("env") {
+            env.extend(hotupgrade::version_env(twin));
+        }
+        annotations_out.insert(annotations::version_key(twin), version.into());
+        annotations_out.insert(annotations::version_alt_key(twin), version_alt.into());
+        out.push(Injected {
+            container: copy,
+            policy: policy.clone(),
+        });
+    }
+    working.insert(sidecar.name.clone(), first);
+}

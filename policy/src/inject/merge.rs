@@ -1,0 +1,146 @@
+//! §3.8: merging injected containers, volumes and pull secrets into the pod.
+
+use super::build::Injected;
+use super::pod::str_of;
+use crate::api::values;
+use serde_json::Value;
+use std::collections::BTreeSet;
+
+/// A pod container with a sidecar's name is replaced in place; new ones go before or after
+/// the pod's own, by `podInjectPolicy` (anything but BeforeAppContainer means after).
+pub(crate) fn merge_containers(existing: &[Value], injected: Vec<Injected>) -> Vec<Value> {
+    let mut result = existing.to_vec();
+    let mut before = Vec::new();
+    let mut after = Vec::new();
+    for item in injected {
+        let name = item.name().to_string();
+        if let Some(slot) = result.iter_mut().find(|c| str_of(c, "name") == name) {
+            *slot = Value::Object(item.container);
+        } else if item.policy == values::BEFORE_APP_CONTAINER {
+            before.push(Value::Object(item.container));
+        } else {
+            after.push(Value::Object(item.container));
+        }
+    }
+    before.extend(result);
+    before.extend(after);
+    before
+}
+
+/// Append items whose `name` is not present yet (the pod's own win; then first wins).
+pub(crate) fn merge_by_name(existing: &[Value], injected: Vec<Value>) -> Vec<Value> {
+    let mut seen = BTreeSet::new();
+    existing
+        .iter()
+        .cloned()
+        .chain(injected)
+        .filter(|item| seen.insert(str_of(item, "name").to_string()))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn injected(name: &str, policy: &str) -> Injected {
+        let container = json!({"name": name});
+        Injected {
+            container: container.as_object().cloned().unwrap_or_default(),
+            policy: policy.into(),
+        }
+    }
+
+    fn names(list: &[Value]) -> Vec<&str> {
+        list.iter().map(|c| str_of(c, "name")).collect()
+    }
+
+    fn sorted_all() -> Vec<Injected> {
+        // Upstream's TestMergeSidecarContainers stable-sorts the injected list by name first.
+        vec![
+            injected("new-sidecar-1", "BeforeAppContainer"),
+            injected("sidecar-1", "AfterAppContainer"),
+            injected("sidecar-2", "AfterAppContainer"),
+        ]
+    }
+
+    #[test]
+    fn merge_containers_cases() {
+        let app = [json!({"name": "app-container"})];
+        let all = [
+            json!({"name": "sidecar-1"}),
+            json!({"name": "app-container"}),
+            json!({"name": "sidecar-2"}),
+        ];
+        assert_eq!(
+            names(&merge_containers(&app, sorted_all())),
+            ["new-sidecar-1", "app-container", "sidecar-1", "sidecar-2"]
+        );
+        assert_eq!(
+            names(&merge_containers(
+                &app,
+                vec![injected("new-sidecar-1", "BeforeAppContainer")]
+            )),
+            ["new-sidecar-1", "app-container"]
+        );
+        let two = || {
+            vec![
+                injected("sidecar-1", "AfterAppContainer"),
+                injected("sidecar-2", "AfterAppContainer"),
+            ]
+        };
+        assert_eq!(
+            names(&merge_containers(&app, two())),
+            ["app-container", "sidecar-1", "sidecar-2"]
+        );
+        assert_eq!(
+            names(&merge_containers(&all, two())),
+            ["sidecar-1", "app-container", "sidecar-2"]
+        );
+        assert_eq!(
+            names(&merge_containers(&all, sorted_all())),
+            ["new-sidecar-1", "sidecar-1", "app-container", "sidecar-2"]
+        );
+        assert_eq!(
+            names(&merge_containers(&[], sorted_all())),
+            ["new-sidecar-1", "sidecar-1", "sidecar-2"]
+        );
+    }
+
+    #[test]
+    fn init_container_sort_cases() {
+        let origins = [json!({"name": "app1-init"}), json!({"name": "app2-init"})];
+        let plain = || {
+            vec![
+                injected("a-init", ""),
+                injected("b-init", ""),
+                injected("c-init", ""),
+            ]
+        };
+        assert_eq!(
+            names(&merge_containers(&[], plain())),
+            ["a-init", "b-init", "c-init"]
+        );
+        assert_eq!(
+            names(&merge_containers(&origins, plain())),
+            ["app1-init", "app2-init", "a-init", "b-init", "c-init"]
+        );
+        let mixed = vec![
+            injected("a-init", "AfterAppContainer"),
+            injected("b-init", "BeforeAppContainer"),
+            injected("c-init", "BeforeAppContainer"),
+        ];
+        assert_eq!(
+            names(&merge_containers(&origins, mixed)),
+            ["b-init", "c-init", "app1-init", "app2-init", "a-init"]
+        );
+    }
+
+    #[test]
+    fn secrets_merge_dedupes() {
+        let secret = |n: &str| json!({"name": n});
+        let pod = [secret("s2"), secret("s3"), secret("s3")];
+        let merged = merge_by_name(&pod, vec![secret("s0"), secret("s1"), secret("s2")]);
+        assert_eq!(names(&merged), ["s2", "s3", "s0", "s1"]);
+    }
+}

@@ -1,0 +1,110 @@
+//! Pod injection (§3): a pure function over (pod, namespace, SidecarSets), editing the pod as
+//! JSON so that fields unknown to this crate pass through untouched.
+
+mod build;
+mod merge;
+mod metadata;
+pub mod pod;
+mod select;
+mod share;
+
+pub use metadata::{PatchMetadataError, patch_pod_metadata};
+pub use select::{NamespaceLookup, canary_base, pod_matches, select};
+
+use crate::annotations::HashAnnotationError;
+use crate::api::SidecarSet;
+use crate::selector::SelectorError;
+use build::{PodView, build_sidecars};
+use serde_json::Value;
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum InjectError {
+    #[error("malformed pod: {0}")]
+    Malformed(&'static str),
+    #[error("SidecarSet {sidecarset}: invalid {field}: {source}")]
+    Selector {
+        sidecarset: String,
+        field: &'static str,
+        source: SelectorError,
+    },
+    #[error(
+        "SidecarSet {sidecarset} uses {field}, which this policy does not support yet; \
+         remove it or exclude this pod from the SidecarSet's selector"
+    )]
+    Unsupported { sidecarset: String, field: String },
+    #[error("SidecarSet {sidecarset}: {source}")]
+    PatchMetadata {
+        sidecarset: String,
+        source: PatchMetadataError,
+    },
+    #[error("pod {0}")]
+    HashAnnotation(#[from] HashAnnotationError),
+}
+
+impl InjectError {
+    fn selector(sidecarset: &SidecarSet, field: &'static str, source: SelectorError) -> Self {
+        InjectError::Selector {
+            sidecarset: sidecarset.name().to_string(),
+            field,
+            source,
+        }
+    }
+}
+
+/// §3.5–§3.9: inject `sidecarsets` (already selected, in order) into `pod`.
+/// `now` is the RFC 3339 time recorded in the hash annotations. Returns whether the pod changed.
+pub fn inject(
+    pod: &mut Value,
+    sidecarsets: &[&SidecarSet],
+    now: &str,
+) -> Result<bool, InjectError> {
+    pod::check_shape(pod)?;
+    if sidecarsets.is_empty() {
+        return Ok(false);
+    }
+    let original_annotations = pod::annotations(pod);
+    let mut annotations = original_annotations.clone();
+    for sidecarset in sidecarsets {
+        patch_pod_metadata(&mut annotations, &sidecarset.spec.patch_pod_metadata).map_err(
+            |source| InjectError::PatchMetadata {
+                sidecarset: sidecarset.name().to_string(),
+                source,
+            },
+        )?;
+    }
+    let labels = pod::labels(pod);
+    let view = PodView {
+        containers: pod::spec_list(pod, "containers"),
+        labels: &labels,
+        annotations: &annotations,
+    };
+    let mut built = build_sidecars(view, sidecarsets, now)?;
+    if built.init_containers.is_empty() && built.containers.is_empty() {
+        if annotations == original_annotations {
+            return Ok(false);
+        }
+        pod::set_annotations(pod, &annotations)?;
+        return Ok(true);
+    }
+
+    built.init_containers.sort_by(|a, b| a.name().cmp(b.name()));
+    let init_containers =
+        merge::merge_containers(pod::spec_list(pod, "initContainers"), built.init_containers);
+    let containers = merge::merge_containers(pod::spec_list(pod, "containers"), built.containers);
+    let volumes = merge::merge_by_name(pod::spec_list(pod, "volumes"), built.volumes);
+    let secrets = merge::merge_by_name(pod::spec_list(pod, "imagePullSecrets"), built.secrets);
+
+    pod::set_spec_list(pod, "containers", containers)?;
+    if !init_containers.is_empty() {
+        pod::set_spec_list(pod, "initContainers", init_containers)?;
+    }
+    if !volumes.is_empty() {
+        pod::set_spec_list(pod, "volumes", volumes)?;
+    }
+    if !secrets.is_empty() {
+        pod::set_spec_list(pod, "imagePullSecrets", secrets)?;
+    }
+    annotations.extend(built.annotations);
+    pod::set_annotations(pod, &annotations)?;
+    Ok(true)
+}

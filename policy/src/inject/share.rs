@@ -1,0 +1,187 @@
+//! §3.7.3–§3.7.5: volume mounts, volume devices and env vars taken from the app containers.
+
+use super::pod::{list, str_of};
+use crate::annotations::IS_INJECTED_ENV;
+use crate::api::{SidecarContainer, TransferEnvVar};
+use crate::selector::Labels;
+use serde_json::{Map, Value};
+use std::collections::BTreeSet;
+
+/// Pod containers that were not injected by a SidecarSet (`IS_INJECTED` is not exactly "true").
+pub(crate) fn app_containers(
+    pod_containers: &[Value],
+) -> impl Iterator<Item = &Map<String, Value>> {
+    pod_containers
+        .iter()
+        .filter_map(Value::as_object)
+        .filter(|container| {
+            !list(container, "env").iter().any(|env| {
+                str_of(env, "name") == IS_INJECTED_ENV
+                    && env.get("value").and_then(Value::as_str) == Some("true")
+            })
+        })
+}
+
+/// The app containers' volumeMounts, plus the env vars their `subPathExpr`s reference.
+pub(crate) fn shared_mounts(pod_containers: &[Value]) -> (Vec<Value>, Vec<Value>) {
+    let mut mounts = Vec::new();
+    let mut envs = Vec::new();
+    for container in app_containers(pod_containers) {
+        let container_envs = list(container, "env");
+        for mount in list(container, "volumeMounts") {
+            for name in subpath_expr_vars(str_of(mount, "subPathExpr")) {
+                if let Some(env) = container_envs.iter().find(|e| str_of(e, "name") == name) {
+                    envs.push(env.clone());
+                }
+            }
+            mounts.push(mount.clone());
+        }
+    }
+    (mounts, envs)
+}
+
+/// The app containers' volumeDevices.
+pub(crate) fn shared_devices(pod_containers: &[Value]) -> Vec<Value> {
+    app_containers(pod_containers)
+        .flat_map(|c| list(c, "volumeDevices").iter().cloned())
+        .collect()
+}
+
+/// `$(NAME)` references in a subPathExpr (`\$\(([-._a-zA-Z][-._a-zA-Z0-9]*)\)`).
+fn subpath_expr_vars(expr: &str) -> Vec<&str> {
+    let is_first = |c: char| c.is_ascii_alphabetic() || matches!(c, '-' | '.' | '_');
+    let is_rest = |c: char| is_first(c) || c.is_ascii_digit();
+    let mut found = Vec::new();
+    let mut rest = expr;
+    while let Some(start) = rest.find("$(") {
+        let after = &rest[start + 2..];
+        match after.find(')') {
+            Some(end) => {
+                let name = &after[..end];
+                let mut chars = name.chars();
+                if chars.next().is_some_and(is_first) && chars.all(is_rest) {
+                    found.push(name);
+                    rest = &after[end + 1..];
+                } else {
+                    rest = after;
+                }
+            }
+            None => break,
+        }
+    }
+    found
+}
+
+/// §3.7.4: env vars copied from app containers by `transferEnv`.
+pub(crate) fn transfer_envs(
+    sidecar: &SidecarContainer,
+    pod_containers: &[Value],
+    pod_labels: &Labels,
+    pod_annotations: &Labels,
+) -> Vec<Value> {
+    let mut out = Vec::new();
+    for item in &sidecar.transfer_env {
+        let Some(source) = transfer_source(item, pod_labels, pod_annotations) else {
+            continue;
+        };
+        let names: BTreeSet<&str> = std::iter::once(item.env_name.as_str())
+            .filter(|n| !n.is_empty())
+            .chain(item.env_names.iter().map(String::as_str))
+            .collect();
+        let Some(container) = pod_containers
+            .iter()
+            .filter_map(Value::as_object)
+            .find(|c| c.get("name").and_then(Value::as_str) == Some(source.as_str()))
+        else {
+            continue;
+        };
+        for name in names {
+            if let Some(env) = list(container, "env")
+                .iter()
+                .find(|e| str_of(e, "name") == name)
+            {
+                out.push(env.clone());
+            }
+        }
+    }
+    out
+}
+
+/// The source container name; `None` skips the item (an unsupported fieldRef, as upstream logs).
+fn transfer_source(item: &TransferEnvVar, labels: &Labels, annotations: &Labels) -> Option<String> {
+    let Some(field_ref) = item
+        .source_container_name_from
+        .as_ref()
+        .and_then(|from| from.field_ref.as_ref())
+    else {
+        return Some(item.source_container_name.clone());
+    };
+    if !field_ref.api_version.is_empty() && field_ref.api_version != "v1" {
+        return None;
+    }
+    let (path, key) = split_subscript(&field_ref.field_path)?;
+    match path {
+        "metadata.annotations" => Some(annotations.get(key).cloned().unwrap_or_default()),
+        "metadata.labels" => Some(labels.get(key).cloned().unwrap_or_default()),
+        _ => None,
+    }
+}
+
+/// `path['key']` → (path, key).
+pub(crate) fn split_subscript(field_path: &str) -> Option<(&str, &str)> {
+    let open = field_path.find("['")?;
+    let inner = field_path[open + 2..].strip_suffix("']")?;
+    (!inner.is_empty()).then(|| (&field_path[..open], inner))
+}
+
+/// Own items first, then shared ones whose path is not used yet (first wins).
+pub(crate) fn merge_by_path(
+    own: &[Value],
+    shared: &[Value],
+    path_key: &str,
+    used: &mut BTreeSet<String>,
+) -> Vec<Value> {
+    let mut out = own.to_vec();
+    for item in shared {
+        let path = str_of(item, path_key);
+        if used.insert(path.to_string()) {
+            out.push(item.clone());
+        }
+    }
+    out
+}
+
+/// Env vars whose names are not taken yet, in order (first wins).
+pub(crate) fn append_missing_env(env: &mut Vec<Value>, extra: impl IntoIterator<Item = Value>) {
+    for item in extra {
+        let name = str_of(&item, "name");
+        if !env.iter().any(|e| str_of(e, "name") == name) {
+            env.push(item);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn subpath_expr_references() {
+        assert_eq!(
+            subpath_expr_vars("foo/$(POD_NAME)/$(OD_NAME)/conf"),
+            vec!["POD_NAME", "OD_NAME"]
+        );
+        assert!(subpath_expr_vars("foo").is_empty());
+        assert!(subpath_expr_vars("$(1X)/$(").is_empty());
+    }
+
+    #[test]
+    fn subscripts() {
+        assert_eq!(
+            split_subscript("metadata.labels['app']"),
+            Some(("metadata.labels", "app"))
+        );
+        assert_eq!(split_subscript("metadata.name"), None);
+        assert_eq!(split_subscript("metadata.labels"), None);
+    }
+}

@@ -1,0 +1,117 @@
+//! The Kubewarden waPC entry: decode, call the pure functions, encode. Never panics.
+
+use crate::annotations::rfc3339;
+use crate::evaluate::{Cluster, Outcome, evaluate, validate_settings};
+use crate::selector::Labels;
+use crate::settings::Settings;
+use guest::prelude::*;
+use kubewarden_policy_sdk::wapc_guest as guest;
+use serde_json::{Value, json};
+use std::collections::BTreeMap;
+
+#[unsafe(no_mangle)]
+pub extern "C" fn wapc_init() {
+    register_function("validate", validate);
+    register_function("validate_settings", settings_entry);
+    register_function(
+        "protocol_version",
+        kubewarden_policy_sdk::protocol_version_guest,
+    );
+}
+
+fn validate(payload: &[u8]) -> CallResult {
+    let input: Value = match serde_json::from_slice(payload) {
+        Ok(input) => input,
+        Err(error) => {
+            return respond_reject(format!("invalid ValidationRequest JSON: {error}"), 400);
+        }
+    };
+    let settings = match Settings::from_value(input.get("settings").unwrap_or(&Value::Null)) {
+        Ok(settings) => settings,
+        Err(error) => return respond_reject(error.to_string(), 400),
+    };
+    let request = input.get("request").unwrap_or(&Value::Null);
+    let mut cluster = HostCluster::default();
+    let verdict = evaluate(request, &settings, &mut cluster, &now());
+    let warnings = (!verdict.warnings.is_empty()).then_some(verdict.warnings);
+    let response = match verdict.outcome {
+        Outcome::Accept => json!({"accepted": true, "warnings": warnings}),
+        Outcome::Mutate(object) => {
+            json!({"accepted": true, "mutated_object": object, "warnings": warnings})
+        }
+        Outcome::Reject { message, code } => {
+            json!({"accepted": false, "message": message, "code": code, "warnings": warnings})
+        }
+    };
+    Ok(serde_json::to_vec(&response)?)
+}
+
+fn respond_reject(message: String, code: u16) -> CallResult {
+    Ok(serde_json::to_vec(
+        &json!({"accepted": false, "message": message, "code": code}),
+    )?)
+}
+
+fn settings_entry(payload: &[u8]) -> CallResult {
+    let result = serde_json::from_slice::<Value>(payload)
+        .map_err(|e| format!("settings are not JSON: {e}"))
+        .and_then(|value| Settings::from_value(&value).map_err(|e| e.to_string()))
+        .and_then(|settings| validate_settings(&settings).map_err(|e| e.to_string()));
+    let response = match result {
+        Ok(()) => json!({"valid": true, "message": null}),
+        Err(message) => json!({"valid": false, "message": message}),
+    };
+    Ok(serde_json::to_vec(&response)?)
+}
+
+fn now() -> String {
+    let seconds = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs() as i64)
+        .unwrap_or(0);
+    rfc3339(seconds)
+}
+
+/// Kubewarden's context-aware callbacks; Namespace lookups are cached per request.
+#[derive(Default)]
+struct HostCluster {
+    namespaces: BTreeMap<String, Option<Labels>>,
+}
+
+fn host_call(operation: &str, request: &Value) -> Result<Value, String> {
+    let payload = serde_json::to_vec(request).map_err(|e| e.to_string())?;
+    let raw = guest::host_call("kubewarden", "kubernetes", operation, &payload)
+        .map_err(|e| format!("kubernetes.{operation}: {e}"))?;
+    serde_json::from_slice(&raw)
+        .map_err(|e| format!("kubernetes.{operation} answered invalid JSON: {e}"))
+}
+
+impl Cluster for HostCluster {
+    fn list_sidecarsets(&mut self) -> Result<Vec<Value>, String> {
+        let list = host_call(
+            "list_resources_all",
+            &json!({"api_version": "apps.kruise.io/v1alpha1", "kind": "SidecarSet",
+                    "label_selector": null, "field_selector": null, "field_masks": null}),
+        )?;
+        match list.get("items") {
+            Some(Value::Array(items)) => Ok(items.clone()),
+            Some(Value::Null) | None => Ok(Vec::new()),
+            Some(_) => Err("the SidecarSet list has no items array".into()),
+        }
+    }
+
+    fn namespace_labels(&mut self, name: &str) -> Option<Labels> {
+        self.namespaces
+            .entry(name.to_string())
+            .or_insert_with(|| {
+                let namespace = host_call(
+                    "get_resource",
+                    &json!({"api_version": "v1", "kind": "Namespace", "name": name,
+                            "namespace": null, "disable_cache": false, "field_masks": null}),
+                )
+                .ok()?;
+                Some(crate::inject::pod::labels(&namespace))
+            })
+            .clone()
+    }
+}
