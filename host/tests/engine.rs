@@ -319,3 +319,18 @@ fn many_threads_share_one_engine() {
         "{per_evaluation:?}"
     );
 }
+
+#[test]
+fn an_evaluation_costs_no_compilation() {
+    let engine = misbehaving();
+    let _ = engine.protocol_version();
+    let rounds = 200;
+    let started = Instant::now();
+    for _ in 0..rounds {
+        assert_eq!(engine.protocol_version().unwrap(), "v1");
+    }
+    let per_call = started.elapsed() / rounds;
+    eprintln!("fresh instance + wapc_init + call: {per_call:?}");
+    // Compiling even this tiny module takes milliseconds; a fresh instance takes microseconds.
+    assert!(per_call < Duration::from_millis(2), "{per_call:?}");
+}

@@ -84,9 +84,6 @@ fn read_settings(args: &RunArgs) -> anyhow::Result<Value> {
 }
 
 fn base_host(args: &RunArgs) -> anyhow::Result<Box<dyn HostCallbacks>> {
-    if let Some(session) = &args.replay_host_capabilities_interactions {
-        return Ok(Box::new(SessionReplayer::from_file(session)?));
-    }
     if let Some(dir) = &args.context {
         let context = ClusterContext::from_dir(dir)
             .with_context(|| format!("cannot load the cluster context from {}", dir.display()))?;
@@ -110,6 +107,18 @@ pub fn execute(args: &RunArgs) -> anyhow::Result<()> {
         .with_context(|| format!("cannot parse request {}", args.request_path.display()))?;
     let settings = read_settings(args)?;
 
+    if let Some(session) = &args.replay_host_capabilities_interactions {
+        let replayer = SessionReplayer::from_file(session)?;
+        evaluate(&engine, &request, &settings, &replayer)?;
+        if replayer.remaining() > 0 {
+            eprintln!(
+                "warning: {} of the {} recorded exchanges have not been replayed",
+                replayer.remaining(),
+                replayer.len()
+            );
+        }
+        return Ok(());
+    }
     let base = base_host(args)?;
     match &args.record_host_capabilities_interactions {
         Some(session) => {

@@ -26,7 +26,6 @@ pub enum CallbackRequestType {
         image: String,
     },
     /// `net/v1/dns_lookup_host`
-    #[allow(non_camel_case_types)]
     DNSLookupHost {
         /// Host name.
         host: String,
