@@ -283,3 +283,42 @@ async fn reflector_round_trip_and_recovery_from_410() {
     wait_names(vec!["three", "two"]).await;
     task.abort();
 }
+
+#[tokio::test]
+async fn streaming_list_watcher_gets_initial_events_and_the_end_bookmark() {
+    let s = start().await;
+    let pods: Api<Pod> = Api::namespaced(s.client().expect("client"), "default");
+    let pp = PostParams::default();
+    for name in ["x", "y"] {
+        pods.create(&pp, &pod(name, json!({}), &[("m", "i:1")]))
+            .await
+            .expect("create");
+    }
+    let (reader, writer) = reflector::store::<Pod>();
+    let stream = reflector(
+        writer,
+        watcher(pods.clone(), watcher::Config::default().streaming_lists()),
+    )
+    .default_backoff()
+    .applied_objects();
+    let task = tokio::spawn(async move {
+        futures::pin_mut!(stream);
+        while stream.next().await.is_some() {}
+    });
+    tokio::time::timeout(TIMEOUT, reader.wait_until_ready())
+        .await
+        .expect("ready")
+        .expect("ready ok");
+    assert_eq!(reader.state().len(), 2);
+    pods.create(&pp, &pod("z", json!({}), &[("m", "i:1")]))
+        .await
+        .expect("create");
+    tokio::time::timeout(TIMEOUT, async {
+        while reader.state().len() != 3 {
+            tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+        }
+    })
+    .await
+    .expect("z reflected");
+    task.abort();
+}

@@ -344,7 +344,7 @@ mod tests {
         assert!(
             causes[0]
                 .message
-                .starts_with("spec: Forbidden: pod updates may not change fields")
+                .starts_with("Forbidden: pod updates may not change fields")
         );
     }
 

@@ -1,0 +1,216 @@
+//! The kubelet simulator: startup, in-place image change as a restart, failure switches.
+
+mod common;
+
+use apiserver_standin::{KubeletConfig, Options, StandIn, image_id};
+use common::*;
+use k8s_openapi::api::core::v1::Pod;
+use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
+use serde_json::{Value, json};
+
+async fn kubelet_standin() -> StandIn {
+    start_with(Options {
+        kubelet: Some(KubeletConfig::fast()),
+        ..Options::default()
+    })
+    .await
+}
+
+fn container<'a>(pod: &'a Value, name: &str) -> &'a Value {
+    pod["status"]["containerStatuses"]
+        .as_array()
+        .and_then(|cs| cs.iter().find(|c| c["name"] == name))
+        .unwrap_or(&Value::Null)
+}
+
+fn ready_condition(pod: &Value) -> Value {
+    pod["status"]["conditions"]
+        .as_array()
+        .and_then(|cs| cs.iter().find(|c| c["type"] == "Ready"))
+        .cloned()
+        .unwrap_or(Value::Null)
+}
+
+fn is_ready(pod: Option<&Value>) -> bool {
+    pod.is_some_and(|p| p["status"]["phase"] == "Running" && ready_condition(p)["status"] == "True")
+}
+
+/// Collects every stored state of one pod (from the store's change feed) until `done` holds.
+async fn states_until(s: &StandIn, name: &str, done: impl Fn(&Value) -> bool) -> Vec<Value> {
+    let mut rx = s.store().subscribe();
+    let mut seen = Vec::new();
+    if let Ok(p) = s
+        .store()
+        .get(apiserver_standin::resources::pods(), "default", name)
+    {
+        let finished = done(&p);
+        seen.push(p);
+        if finished {
+            return seen;
+        }
+    }
+    tokio::time::timeout(TIMEOUT, async {
+        loop {
+            let ev = rx.recv().await.expect("store events");
+            if ev.storage == "pods" && ev.object["metadata"]["name"] == name {
+                let finished = done(&ev.object);
+                seen.push(ev.object.clone());
+                if finished {
+                    return;
+                }
+            }
+        }
+    })
+    .await
+    .unwrap_or_else(|_| panic!("timed out; states seen: {seen:#?}"));
+    seen
+}
+
+#[tokio::test]
+async fn pods_start_and_an_image_change_restarts_only_that_container() {
+    let s = kubelet_standin().await;
+    let pods: Api<Pod> = Api::namespaced(s.client().expect("client"), "default");
+    pods.create(
+        &PostParams::default(),
+        &pod("p", json!({}), &[("app", "nginx:1"), ("side", "envoy:1")]),
+    )
+    .await
+    .expect("create");
+    let running = s
+        .wait_for("pods", "default", "p", TIMEOUT, is_ready)
+        .await
+        .expect("ready");
+    let ready = ready_condition(&running);
+    assert!(ready["lastTransitionTime"].is_string());
+    let side = container(&running, "side");
+    assert_eq!(side["image"], "envoy:1");
+    assert_eq!(side["imageID"], image_id("envoy:1"));
+    assert_eq!(side["restartCount"], 0);
+    assert_eq!(
+        (side["ready"].clone(), side["started"].clone()),
+        (json!(true), json!(true))
+    );
+    assert!(side["state"]["running"]["startedAt"].is_string());
+    let app_before = container(&running, "app").clone();
+
+    let smp = json!({"spec": {"containers": [{"name": "side", "image": "envoy:2"}]}});
+    pods.patch("p", &PatchParams::default(), &Patch::Strategic(&smp))
+        .await
+        .expect("image change");
+    let states = states_until(&s, "p", |p| {
+        container(p, "side")["image"] == "envoy:2"
+            && container(p, "side")["ready"] == true
+            && is_ready(Some(p))
+    })
+    .await;
+    // Somewhere in between: the sidecar not ready and the pod not Ready.
+    assert!(
+        states
+            .iter()
+            .any(|p| container(p, "side")["ready"] == false
+                && ready_condition(p)["status"] == "False"),
+        "no not-ready state seen: {states:#?}"
+    );
+    let last = states.last().expect("a state");
+    let side = container(last, "side");
+    assert_eq!(side["imageID"], image_id("envoy:2"));
+    assert_ne!(side["imageID"], image_id("envoy:1"));
+    assert_eq!(side["restartCount"], 1);
+    assert_eq!(
+        container(last, "app"),
+        &app_before,
+        "other containers untouched"
+    );
+    // Every intermediate state keeps the app container as it was.
+    assert!(states.iter().all(|p| container(p, "app") == &app_before));
+}
+
+#[tokio::test]
+async fn failure_switches_never_ready_stopped_node_and_deletion() {
+    let s = kubelet_standin().await;
+    let kubelet = s.kubelet().expect("kubelet");
+    let pods: Api<Pod> = Api::namespaced(s.client().expect("client"), "default");
+    let on_node = |name: &str, node: &str| {
+        let mut p = pod(name, json!({}), &[("app", "nginx:1")]);
+        if let Some(spec) = p.spec.as_mut() {
+            spec.node_name = Some(node.to_string());
+        }
+        p
+    };
+    let pp = PostParams::default();
+    pods.create(&pp, &on_node("a", "node-a")).await.expect("a");
+    pods.create(&pp, &on_node("b", "node-b")).await.expect("b");
+    s.wait_for("pods", "default", "a", TIMEOUT, is_ready)
+        .await
+        .expect("a ready");
+    s.wait_for("pods", "default", "b", TIMEOUT, is_ready)
+        .await
+        .expect("b ready");
+
+    // An image that never becomes ready: the container runs it but stays unready.
+    kubelet.set_never_ready("nginx:broken", true);
+    let bad = json!({"spec": {"containers": [{"name": "app", "image": "nginx:broken"}]}});
+    pods.patch("a", &PatchParams::default(), &Patch::Strategic(&bad))
+        .await
+        .expect("patch");
+    let a = s
+        .wait_for("pods", "default", "a", TIMEOUT, |p| {
+            p.is_some_and(|p| {
+                container(p, "app")["image"] == "nginx:broken"
+                    && container(p, "app")["started"] == true
+            })
+        })
+        .await
+        .expect("restarted on the broken image");
+    assert_eq!(container(&a, "app")["ready"], false);
+    assert_eq!(ready_condition(&a)["status"], "False");
+    assert_eq!(ready_condition(&a)["reason"], "ContainersNotReady");
+
+    // A stopped node: its pods keep reporting the old state while others move on.
+    kubelet.stop_node("node-b");
+    let next = json!({"spec": {"containers": [{"name": "app", "image": "nginx:2"}]}});
+    pods.patch("b", &PatchParams::default(), &Patch::Strategic(&next))
+        .await
+        .expect("patch b");
+    let good = json!({"spec": {"containers": [{"name": "app", "image": "nginx:3"}]}});
+    pods.patch("a", &PatchParams::default(), &Patch::Strategic(&good))
+        .await
+        .expect("patch a");
+    s.wait_for("pods", "default", "a", TIMEOUT, |p| {
+        p.is_some_and(|p| container(p, "app")["image"] == "nginx:3" && is_ready(Some(p)))
+    })
+    .await
+    .expect("a moved on");
+    let b = s
+        .store()
+        .get(apiserver_standin::resources::pods(), "default", "b")
+        .expect("b");
+    assert_eq!(container(&b, "app")["image"], "nginx:1");
+    assert_eq!(container(&b, "app")["ready"], true);
+    kubelet.resume_node("node-b");
+    s.wait_for("pods", "default", "b", TIMEOUT, |p| {
+        p.is_some_and(|p| container(p, "app")["image"] == "nginx:2" && is_ready(Some(p)))
+    })
+    .await
+    .expect("b caught up");
+
+    // Graceful deletion of a scheduled pod is confirmed by the kubelet.
+    pods.delete("b", &DeleteParams::default())
+        .await
+        .expect("delete");
+    s.wait_for("pods", "default", "b", TIMEOUT, |p| p.is_none())
+        .await
+        .expect("b gone");
+
+    // Deleting a pod in the middle of a rollout.
+    let roll = json!({"spec": {"containers": [{"name": "app", "image": "nginx:4"}]}});
+    pods.patch("a", &PatchParams::default(), &Patch::Strategic(&roll))
+        .await
+        .expect("patch");
+    kubelet
+        .delete_pod("default", "a")
+        .expect("delete mid-rollout");
+    s.wait_for("pods", "default", "a", TIMEOUT, |p| p.is_none())
+        .await
+        .expect("a gone");
+}
