@@ -5,6 +5,7 @@
 //! Kubernetes versions survive injection untouched.
 
 mod container;
+pub mod crd;
 mod nullable;
 mod resource;
 mod spec;
