@@ -307,6 +307,19 @@ fn watch(req: &Request<'_>) -> Result<Response, ApiError> {
         Err(e) if e.code == 410 => return Ok(stream_response(watch::error_stream(&e))),
         Err(e) => return Err(e),
     };
+    let render: Option<watch::Renderer> = if req.wants_table() {
+        let def = req.target.def;
+        let query = req.query.clone();
+        Some(Box::new(move |obj: &Value, first: bool| {
+            let mut t = table::table(def, std::slice::from_ref(obj), None, &query);
+            if !first {
+                t["columnDefinitions"] = json!([]);
+            }
+            t
+        }))
+    } else {
+        None
+    };
     Ok(stream_response(watch::stream(WatchRequest {
         def: req.target.def,
         filter,
@@ -315,5 +328,6 @@ fn watch(req: &Request<'_>) -> Result<Response, ApiError> {
         initial_events_end: initial_events,
         timeout,
         bookmark_interval: req.state.bookmark_interval,
+        render,
     })))
 }

@@ -129,6 +129,7 @@ async fn run(shared: Arc<Shared>) {
             .unwrap_or(Duration::from_secs(3600));
         tokio::select! {
             got = events.recv() => match got {
+                Ok(ev) if ev.storage != "pods" => continue,
                 Ok(_) | Err(broadcast::error::RecvError::Lagged(_)) => {}
                 Err(broadcast::error::RecvError::Closed) => return,
             },

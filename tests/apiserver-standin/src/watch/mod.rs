@@ -29,7 +29,12 @@ pub struct WatchRequest {
     pub timeout: Duration,
     /// How often a progress bookmark is sent.
     pub bookmark_interval: Duration,
+    /// Renders objects as `meta.k8s.io/v1` Tables (for `kubectl get -w`): `(object, first)`.
+    pub render: Option<Renderer>,
 }
+
+/// Turns an object (in the view of the watch) into what is sent, e.g. a one-row Table.
+pub type Renderer = Box<dyn Fn(&Value, bool) -> Value + Send + Sync>;
 
 /// One event line.
 pub fn line(kind: &str, object: &Value) -> Bytes {
@@ -88,6 +93,7 @@ async fn run(req: WatchRequest, tx: mpsc::Sender<Bytes>) {
         initial_events_end,
         timeout,
         bookmark_interval,
+        render,
     } = req;
     let WatchStart {
         initial,
@@ -95,9 +101,19 @@ async fn run(req: WatchRequest, tx: mpsc::Sender<Bytes>) {
         mut live,
         resource_version,
     } = start;
+    let mut first = true;
+    let mut show = move |obj: &Value| -> Value {
+        let viewed = to_view(def, obj);
+        let out = match &render {
+            Some(r) => r(&viewed, first),
+            None => viewed,
+        };
+        first = false;
+        out
+    };
     let mut progress = resource_version;
     for obj in initial.iter().filter(|o| filter.matches(o)) {
-        if tx.send(line("ADDED", &to_view(def, obj))).await.is_err() {
+        if tx.send(line("ADDED", &show(obj))).await.is_err() {
             return;
         }
     }
@@ -112,10 +128,7 @@ async fn run(req: WatchRequest, tx: mpsc::Sender<Bytes>) {
     }
     for ev in &backlog {
         if let Some(kind) = translate(&filter, ev)
-            && tx
-                .send(line(kind, &to_view(def, &ev.object)))
-                .await
-                .is_err()
+            && tx.send(line(kind, &show(&ev.object))).await.is_err()
         {
             return;
         }
@@ -139,7 +152,7 @@ async fn run(req: WatchRequest, tx: mpsc::Sender<Bytes>) {
                     progress = ev.rv;
                     if ev.storage != def.storage { continue; }
                     if let Some(kind) = translate(&filter, &ev)
-                        && tx.send(line(kind, &to_view(def, &ev.object))).await.is_err()
+                        && tx.send(line(kind, &show(&ev.object))).await.is_err()
                     {
                         return;
                     }
