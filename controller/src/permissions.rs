@@ -1,0 +1,59 @@
+//! Every Kubernetes API call the controller makes, in one place, so the RBAC of the deployment
+//! can be checked against it. Used by tests only; keep it in step with the code.
+
+/// One (apiGroup, resource, verbs) triple, as in a ClusterRole rule.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ApiCall {
+    /// API group (`""` for core).
+    pub api_group: &'static str,
+    /// Resource, with `/subresource` when the call targets one.
+    pub resource: &'static str,
+    /// Verbs, sorted.
+    pub verbs: &'static [&'static str],
+}
+
+/// The calls of `sidecarset-controller`.
+pub const API_CALLS: &[ApiCall] = &[
+    // Reflector of SidecarSets (watches.rs).
+    ApiCall {
+        api_group: "apps.kruise.io",
+        resource: "sidecarsets",
+        verbs: &["list", "watch"],
+    },
+    // Status written only when it changes (reconciler.rs, merge patch on the subresource).
+    ApiCall {
+        api_group: "apps.kruise.io",
+        resource: "sidecarsets/status",
+        verbs: &["patch"],
+    },
+    // Reflector of pods; in-place upgrades and hot-upgrade resets as JSON patches (apply.rs).
+    ApiCall {
+        api_group: "",
+        resource: "pods",
+        verbs: &["list", "patch", "watch"],
+    },
+    // SidecarSetUpgradable condition, strategic merge on the status subresource (apply.rs).
+    ApiCall {
+        api_group: "",
+        resource: "pods/status",
+        verbs: &["patch"],
+    },
+    // Reflector of namespaces for namespaceSelector (watches.rs).
+    ApiCall {
+        api_group: "",
+        resource: "namespaces",
+        verbs: &["list", "watch"],
+    },
+    // Leader election (leader.rs).
+    ApiCall {
+        api_group: "coordination.k8s.io",
+        resource: "leases",
+        verbs: &["create", "get", "update"],
+    },
+    // kube-runtime's Recorder creates events and patches a repeated one into a series (events.rs).
+    ApiCall {
+        api_group: "events.k8s.io",
+        resource: "events",
+        verbs: &["create", "patch"],
+    },
+];
