@@ -3,11 +3,17 @@
 //! * [`engine`]: waPC on wasmtime (compile once, fresh instance per evaluation, deadline, memory cap).
 //! * [`context`]: in-memory cluster context answering the Kubernetes host callbacks, and kwctl
 //!   session files (record / replay).
+//! * [`annotate`]: `kwctl annotate` compatible metadata embedding.
+//! * [`serve`]: the HTTPS admission webhook (AdmissionReview v1), with watch caches.
+//! * [`oci`]: push / pull policies as OCI artifacts with Kubewarden's media types.
 //! * [`admission`]: `ValidationResponse` → `AdmissionResponse`, exactly as Kubewarden builds it.
 
 pub mod admission;
+pub mod annotate;
 pub mod context;
 pub mod engine;
+pub mod oci;
+pub mod serve;
 
 pub use admission::{AdmissionResponse, AdmissionResponseStatus, evaluate_admission};
 pub use context::{ClusterContext, NoCluster, SessionRecorder, SessionReplayer};

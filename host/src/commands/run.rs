@@ -1,15 +1,14 @@
 //! `sidecarset-host run`: evaluate one request as `kwctl run` does and print one AdmissionResponse line.
 
-use std::io::{Read, Write};
-use std::path::{Path, PathBuf};
-use std::time::Duration;
+use std::io::Write;
+use std::path::PathBuf;
 
 use anyhow::{Context, bail};
 use clap::Args;
 use serde_json::Value;
 
 use sidecarset_host::context::{ClusterContext, NoCluster, SessionRecorder, SessionReplayer};
-use sidecarset_host::engine::{EngineConfig, GuestStdio, HostCallbacks, PolicyEngine};
+use sidecarset_host::engine::{HostCallbacks, PolicyEngine};
 use sidecarset_host::evaluate_admission;
 
 /// Arguments of `run`, named like kwctl's.
@@ -55,32 +54,8 @@ pub struct RunArgs {
     pub module: String,
 }
 
-fn read_input(path: &Path) -> anyhow::Result<String> {
-    if path == Path::new("-") {
-        let mut text = String::new();
-        std::io::stdin()
-            .read_to_string(&mut text)
-            .context("cannot read stdin")?;
-        return Ok(text);
-    }
-    std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))
-}
-
 fn read_settings(args: &RunArgs) -> anyhow::Result<Value> {
-    let settings: Value = match (&args.settings_path, &args.settings_json) {
-        (Some(path), _) => {
-            let text = read_input(path)?;
-            serde_norway::from_str(&text)
-                .with_context(|| format!("cannot parse settings file {}", path.display()))?
-        }
-        (None, Some(json)) => serde_json::from_str(json).context("cannot parse --settings-json")?,
-        (None, None) => Value::Null,
-    };
-    match settings {
-        Value::Null => Ok(Value::Object(serde_json::Map::new())),
-        Value::Object(_) => Ok(settings),
-        _ => bail!("settings must be a map (or null)"),
-    }
+    super::common::read_settings(args.settings_path.as_deref(), args.settings_json.as_deref())
 }
 
 fn base_host(args: &RunArgs) -> anyhow::Result<Box<dyn HostCallbacks>> {
@@ -94,15 +69,11 @@ fn base_host(args: &RunArgs) -> anyhow::Result<Box<dyn HostCallbacks>> {
 
 /// Runs the command.
 pub fn execute(args: &RunArgs) -> anyhow::Result<()> {
-    let module_path = PathBuf::from(args.module.strip_prefix("file://").unwrap_or(&args.module));
-    let config = EngineConfig {
-        deadline: Duration::from_millis(args.deadline_ms),
-        memory_limit: args.memory_limit_mib.saturating_mul(1024 * 1024),
-        // Keep stdout for the one AdmissionResponse line.
-        guest_stdio: GuestStdio::Stderr,
-    };
+    let module_path = super::common::module_path(&args.module);
+    // Guest output goes to stderr: keep stdout for the one AdmissionResponse line.
+    let config = super::common::engine_config(args.deadline_ms, args.memory_limit_mib);
     let engine = PolicyEngine::from_file(&module_path, config)?;
-    let request_text = read_input(&args.request_path)?;
+    let request_text = super::common::read_input(&args.request_path)?;
     let request: Value = serde_json::from_str(&request_text)
         .with_context(|| format!("cannot parse request {}", args.request_path.display()))?;
     let settings = read_settings(args)?;

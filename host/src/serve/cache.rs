@@ -1,0 +1,224 @@
+//! The cluster context of `serve`: a snapshot swapped atomically, filled either from a folder
+//! (`--context DIR`) or from kube-rs reflectors (watch caches) of SidecarSets and Namespaces.
+//!
+//! Host callbacks run on blocking evaluation threads; they only read the current snapshot
+//! (an `Arc` clone under a short read lock), never wait on async code.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, RwLock};
+
+use futures::StreamExt;
+use k8s_openapi::api::core::v1::Namespace;
+use kube::api::{Api, ApiResource, DynamicObject};
+use kube::runtime::reflector::{self, Store};
+use kube::runtime::{WatchStreamExt, watcher};
+use serde_json::Value;
+use tokio::sync::Notify;
+use tokio::task::JoinHandle;
+
+use crate::context::{CallbackRequestType, ClusterContext};
+use crate::engine::HostCallbacks;
+
+/// `apps.kruise.io/v1alpha1` SidecarSets, cluster-scoped.
+pub fn sidecarset_resource() -> ApiResource {
+    ApiResource {
+        group: "apps.kruise.io".into(),
+        version: "v1alpha1".into(),
+        api_version: "apps.kruise.io/v1alpha1".into(),
+        kind: "SidecarSet".into(),
+        plural: "sidecarsets".into(),
+    }
+}
+
+/// The kinds the live caches hold.
+const WATCHED: [(&str, &str); 2] = [("apps.kruise.io/v1alpha1", "SidecarSet"), ("v1", "Namespace")];
+
+struct Shared {
+    snapshot: RwLock<Arc<ClusterContext>>,
+    ready: AtomicBool,
+    /// `Some` in live mode: only these (apiVersion, kind) pairs are answered.
+    watched: Option<&'static [(&'static str, &'static str)]>,
+}
+
+/// Answers the Kubernetes host callbacks from the latest snapshot. Cheap to clone.
+#[derive(Clone)]
+pub struct SharedContext {
+    shared: Arc<Shared>,
+}
+
+impl std::fmt::Debug for SharedContext {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SharedContext")
+            .field("ready", &self.is_ready())
+            .field("objects", &self.snapshot().len())
+            .finish()
+    }
+}
+
+impl SharedContext {
+    /// A fixed context (from `--context DIR`), ready at once.
+    pub fn fixed(context: ClusterContext) -> Self {
+        Self {
+            shared: Arc::new(Shared {
+                snapshot: RwLock::new(Arc::new(context)),
+                ready: AtomicBool::new(true),
+                watched: None,
+            }),
+        }
+    }
+
+    fn live() -> Self {
+        Self {
+            shared: Arc::new(Shared {
+                snapshot: RwLock::new(Arc::new(ClusterContext::default())),
+                ready: AtomicBool::new(false),
+                watched: Some(&WATCHED),
+            }),
+        }
+    }
+
+    /// True once the context is loaded (live mode: both caches have synced).
+    pub fn is_ready(&self) -> bool {
+        self.shared.ready.load(Ordering::Acquire)
+    }
+
+    /// The current objects.
+    pub fn snapshot(&self) -> Arc<ClusterContext> {
+        // A poisoned lock still holds a complete Arc: keep serving it.
+        Arc::clone(&self.shared.snapshot.read().unwrap_or_else(|e| e.into_inner()))
+    }
+
+    fn replace(&self, context: ClusterContext) {
+        *self.shared.snapshot.write().unwrap_or_else(|e| e.into_inner()) = Arc::new(context);
+    }
+
+    fn check_watched(&self, namespace: &str, operation: &str, payload: &[u8]) -> Result<(), String> {
+        let Some(watched) = self.shared.watched else {
+            return Ok(());
+        };
+        if namespace != "kubernetes" {
+            return Ok(());
+        }
+        let (api_version, kind) = match CallbackRequestType::from_host_call(namespace, operation, payload) {
+            Ok(
+                CallbackRequestType::KubernetesListResourceAll { api_version, kind, .. }
+                | CallbackRequestType::KubernetesListResourceNamespace { api_version, kind, .. }
+                | CallbackRequestType::KubernetesGetResource { api_version, kind, .. },
+            ) => (api_version, kind),
+            // Anything else is answered (and refused) by the context itself.
+            _ => return Ok(()),
+        };
+        if watched.iter().any(|(v, k)| *v == api_version && *k == kind) {
+            Ok(())
+        } else {
+            Err(format!(
+                "{api_version}/{kind} is not cached by sidecarset-host serve (it watches SidecarSets apps.kruise.io/v1alpha1 and Namespaces only)"
+            ))
+        }
+    }
+}
+
+impl HostCallbacks for SharedContext {
+    fn call(&self, binding: &str, namespace: &str, operation: &str, payload: &[u8]) -> Result<Vec<u8>, String> {
+        self.check_watched(namespace, operation, payload)?;
+        self.snapshot().call(binding, namespace, operation, payload)
+    }
+}
+
+fn with_type(mut object: Value, api_version: &str, kind: &str) -> Value {
+    if let Some(map) = object.as_object_mut() {
+        map.insert("apiVersion".into(), Value::String(api_version.into()));
+        map.insert("kind".into(), Value::String(kind.into()));
+    }
+    object
+}
+
+fn rebuild(sidecarsets: &Store<DynamicObject>, namespaces: &Store<Namespace>) -> ClusterContext {
+    let mut context = ClusterContext::default();
+    let sidecarsets = sidecarsets.state().into_iter().filter_map(|o| serde_json::to_value(&*o).ok());
+    let sidecarsets = sidecarsets.map(|o| with_type(o, "apps.kruise.io/v1alpha1", "SidecarSet"));
+    let namespaces = namespaces.state().into_iter().filter_map(|o| serde_json::to_value(&*o).ok());
+    let namespaces = namespaces.map(|o| with_type(o, "v1", "Namespace"));
+    for object in sidecarsets.chain(namespaces) {
+        if let Err(e) = context.insert(object, "watch cache") {
+            tracing::warn!(error = %e, "skipping an object of the watch cache");
+        }
+    }
+    context
+}
+
+/// Watches SidecarSets and Namespaces and keeps `SharedContext` up to date.
+pub struct LiveCaches {
+    /// The context to hand to the engine; ready once both caches have synced.
+    pub context: SharedContext,
+    tasks: Vec<JoinHandle<()>>,
+}
+
+impl Drop for LiveCaches {
+    fn drop(&mut self) {
+        for task in &self.tasks {
+            task.abort();
+        }
+    }
+}
+
+async fn drive<K, S>(stream: S, kind: &'static str, changed: Arc<Notify>)
+where
+    S: futures::Stream<Item = Result<watcher::Event<K>, watcher::Error>>,
+{
+    let mut stream = std::pin::pin!(stream);
+    while let Some(event) = stream.next().await {
+        match event {
+            Ok(_) => changed.notify_one(),
+            Err(e) => tracing::warn!(kind, error = %e, "watch error (retrying with backoff)"),
+        }
+    }
+}
+
+impl LiveCaches {
+    /// Starts the reflectors on the current tokio runtime.
+    pub fn start(client: kube::Client) -> Self {
+        let context = SharedContext::live();
+        let changed = Arc::new(Notify::new());
+
+        let resource = sidecarset_resource();
+        let sidecarsets: Api<DynamicObject> = Api::all_with(client.clone(), &resource);
+        let writer = reflector::store::Writer::new(resource);
+        let sidecarset_store = writer.as_reader();
+        let sidecarset_stream = reflector::reflector(writer, watcher(sidecarsets, watcher::Config::default()))
+            .default_backoff();
+
+        let namespaces: Api<Namespace> = Api::all(client);
+        let (namespace_store, writer) = reflector::store();
+        let namespace_stream =
+            reflector::reflector(writer, watcher(namespaces, watcher::Config::default())).default_backoff();
+
+        let tasks = vec![
+            tokio::spawn(drive(sidecarset_stream, "SidecarSet", Arc::clone(&changed))),
+            tokio::spawn(drive(namespace_stream, "Namespace", Arc::clone(&changed))),
+            tokio::spawn(Self::refresh(context.clone(), sidecarset_store, namespace_store, changed)),
+        ];
+        Self { context, tasks }
+    }
+
+    async fn refresh(
+        context: SharedContext,
+        sidecarsets: Store<DynamicObject>,
+        namespaces: Store<Namespace>,
+        changed: Arc<Notify>,
+    ) {
+        let (a, b) = tokio::join!(sidecarsets.wait_until_ready(), namespaces.wait_until_ready());
+        if a.is_err() || b.is_err() {
+            tracing::error!("a watch cache was dropped before it synced");
+            return;
+        }
+        loop {
+            context.replace(rebuild(&sidecarsets, &namespaces));
+            if !context.is_ready() {
+                context.shared.ready.store(true, Ordering::Release);
+                tracing::info!(objects = context.snapshot().len(), "watch caches synced");
+            }
+            changed.notified().await;
+        }
+    }
+}

@@ -1,0 +1,268 @@
+//! HTTP routing and the AdmissionReview handler of `serve`.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use bytes::Bytes;
+use http::{Method, Request, Response, StatusCode, header};
+use http_body_util::{BodyExt, Full, LengthLimitError, Limited};
+use hyper::body::Incoming;
+use serde_json::{Value, json};
+
+use super::AppState;
+use super::metrics::Verdict;
+use crate::admission::AdmissionResponse;
+use crate::engine::EngineError;
+
+/// What a listener serves.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Role {
+    /// Admission paths plus health and metrics.
+    Webhook,
+    /// Health and metrics only (`--metrics-listen`).
+    Metrics,
+}
+
+type HttpResponse = Response<Full<Bytes>>;
+
+fn text(status: StatusCode, body: impl Into<String>) -> HttpResponse {
+    let mut response = Response::new(Full::new(Bytes::from(body.into())));
+    *response.status_mut() = status;
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        header::HeaderValue::from_static("text/plain; charset=utf-8"),
+    );
+    response
+}
+
+fn json_response(body: &Value) -> HttpResponse {
+    let mut response = Response::new(Full::new(Bytes::from(body.to_string())));
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        header::HeaderValue::from_static("application/json"),
+    );
+    response
+}
+
+/// `/`, `/validate`, `/mutate`, and Kubewarden's `/validate/{policy_id}` (also `/mutate/{id}`).
+pub fn is_admission_path(path: &str) -> bool {
+    matches!(path, "/" | "/validate" | "/mutate")
+        || ["/validate/", "/mutate/"].iter().any(|prefix| {
+            path.strip_prefix(prefix)
+                .is_some_and(|id| !id.is_empty() && !id.contains('/'))
+        })
+}
+
+/// Routes one request.
+pub async fn handle(state: Arc<AppState>, role: Role, request: Request<Incoming>) -> HttpResponse {
+    let path = request.uri().path().to_string();
+    let response = match (request.method(), path.as_str()) {
+        (&Method::GET, "/healthz") => text(StatusCode::OK, "ok\n"),
+        (&Method::GET, "/readyz") if state.context.is_ready() => text(StatusCode::OK, "ready\n"),
+        (&Method::GET, "/readyz") => text(StatusCode::SERVICE_UNAVAILABLE, "not ready: caches not synced\n"),
+        (&Method::GET, "/metrics") => {
+            let mut response = text(StatusCode::OK, state.metrics.render());
+            response.headers_mut().insert(
+                header::CONTENT_TYPE,
+                header::HeaderValue::from_static("text/plain; version=0.0.4; charset=utf-8"),
+            );
+            response
+        }
+        (&Method::POST, p) if role == Role::Webhook && is_admission_path(p) => {
+            admit(&state, request).await
+        }
+        (_, p) if role == Role::Webhook && is_admission_path(p) => {
+            text(StatusCode::METHOD_NOT_ALLOWED, "admission requests must be POSTed\n")
+        }
+        _ => text(StatusCode::NOT_FOUND, format!("no route for {path}\n")),
+    };
+    if response.status().is_client_error() || response.status().is_server_error() {
+        state.metrics.record_http_error(response.status().as_u16());
+    }
+    response
+}
+
+fn too_large(limit: usize) -> HttpResponse {
+    text(
+        StatusCode::PAYLOAD_TOO_LARGE,
+        format!("request body larger than {limit} bytes\n"),
+    )
+}
+
+fn bad_request(message: impl std::fmt::Display) -> HttpResponse {
+    text(StatusCode::BAD_REQUEST, format!("malformed AdmissionReview: {message}\n"))
+}
+
+/// A parsed AdmissionReview: its apiVersion (echoed back) and its request.
+#[derive(Debug)]
+struct Review {
+    api_version: String,
+    request: Value,
+}
+
+fn parse_review(body: &[u8]) -> Result<Review, String> {
+    let mut review: Value = serde_json::from_slice(body).map_err(|e| format!("invalid JSON: {e}"))?;
+    let api_version = review.get("apiVersion").and_then(Value::as_str).unwrap_or_default();
+    if !matches!(api_version, "admission.k8s.io/v1" | "admission.k8s.io/v1beta1") {
+        return Err(format!(
+            "apiVersion must be admission.k8s.io/v1, got {:?}",
+            review.get("apiVersion").unwrap_or(&Value::Null)
+        ));
+    }
+    let api_version = api_version.to_string();
+    if review.get("kind").and_then(Value::as_str) != Some("AdmissionReview") {
+        return Err("kind must be AdmissionReview".into());
+    }
+    let request = review
+        .get_mut("request")
+        .map(Value::take)
+        .filter(Value::is_object)
+        .ok_or("the AdmissionReview has no request object")?;
+    if !request.get("uid").is_some_and(Value::is_string) {
+        return Err("request.uid must be a string".into());
+    }
+    if !request.get("kind").is_some_and(Value::is_object) {
+        return Err("request.kind must be a GroupVersionKind object".into());
+    }
+    Ok(Review { api_version, request })
+}
+
+/// The metrics label of the request's kind; `None` for kinds the policy does not handle.
+fn handled_kind(request: &Value) -> Option<&'static str> {
+    let group = request.pointer("/kind/group").and_then(Value::as_str).unwrap_or_default();
+    match (group, request.pointer("/kind/kind").and_then(Value::as_str)) {
+        ("", Some("Pod")) => Some("Pod"),
+        ("apps.kruise.io", Some("SidecarSet")) => Some("SidecarSet"),
+        _ => None,
+    }
+}
+
+async fn read_body(state: &AppState, request: Request<Incoming>) -> Result<Bytes, HttpResponse> {
+    let limit = state.max_body_bytes;
+    let declared = request
+        .headers()
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok());
+    if declared.is_some_and(|n| n > limit as u64) {
+        return Err(too_large(limit));
+    }
+    match Limited::new(request.into_body(), limit).collect().await {
+        Ok(collected) => Ok(collected.to_bytes()),
+        Err(e) if e.downcast_ref::<LengthLimitError>().is_some() => Err(too_large(limit)),
+        Err(e) => Err(bad_request(format!("cannot read the body: {e}"))),
+    }
+}
+
+fn review_response(api_version: &str, response: AdmissionResponse) -> HttpResponse {
+    json_response(&json!({
+        "apiVersion": api_version,
+        "kind": "AdmissionReview",
+        "response": response,
+    }))
+}
+
+fn error_reason(error: &EngineError) -> &'static str {
+    match error {
+        e if e.is_deadline() => "deadline",
+        EngineError::MemoryLimitExceeded { .. } => "memory",
+        EngineError::GuestCallFailure(_) | EngineError::InitFailed(_) => "guest",
+        EngineError::InvalidResponse(_) => "invalid_response",
+        _ => "internal",
+    }
+}
+
+async fn admit(state: &Arc<AppState>, request: Request<Incoming>) -> HttpResponse {
+    let body = match read_body(state, request).await {
+        Ok(body) => body,
+        Err(response) => return response,
+    };
+    let Review { api_version, request } = match parse_review(&body) {
+        Ok(review) => review,
+        Err(message) => return bad_request(message),
+    };
+    let uid = request.get("uid").and_then(Value::as_str).unwrap_or_default().to_string();
+    let Some(kind) = handled_kind(&request) else {
+        // The policy only handles Pods and SidecarSets: anything else passes unchanged.
+        state.metrics.record_request("other", Verdict::Accepted);
+        return review_response(&api_version, AdmissionResponse { uid, allowed: true, ..Default::default() });
+    };
+    if !state.context.is_ready() {
+        return text(StatusCode::SERVICE_UNAVAILABLE, "not ready: caches not synced\n");
+    }
+    let _in_flight = state.metrics.in_flight();
+    let Ok(permit) = Arc::clone(&state.workers).acquire_owned().await else {
+        return text(StatusCode::SERVICE_UNAVAILABLE, "shutting down\n");
+    };
+    let worker_state = Arc::clone(state);
+    // The engine is synchronous (wasmtime-wasi sync blocks on its own runtime): never run it on
+    // an async worker thread.
+    let evaluation = tokio::task::spawn_blocking(move || {
+        let _permit = permit;
+        let state = worker_state;
+        let started = Instant::now();
+        let result = state.engine.validate(&request, &state.settings, &state.context);
+        state.metrics.observe_latency(started.elapsed());
+        match result {
+            Ok(validation) => {
+                AdmissionResponse::from_validation_response(uid.as_str(), request.get("object"), &validation)
+                    .map(|response| {
+                        let verdict = match (response.allowed, response.patch.is_some()) {
+                            (true, true) => Verdict::Mutated,
+                            (true, false) => Verdict::Accepted,
+                            (false, _) => Verdict::Rejected,
+                        };
+                        (response, verdict)
+                    })
+                    .unwrap_or_else(|e| {
+                        state.metrics.record_error("internal");
+                        (AdmissionResponse::reject_internal_server_error(uid.as_str(), e), Verdict::Error)
+                    })
+            }
+            Err(e) => {
+                tracing::warn!(uid = %uid, error = %e, "policy evaluation failed");
+                state.metrics.record_error(error_reason(&e));
+                (AdmissionResponse::from_engine_error(uid.as_str(), &e), Verdict::Error)
+            }
+        }
+    })
+    .await;
+    match evaluation {
+        Ok((response, verdict)) => {
+            state.metrics.record_request(kind, verdict);
+            review_response(&api_version, response)
+        }
+        Err(e) => {
+            tracing::error!(error = %e, "evaluation thread failed");
+            state.metrics.record_error("internal");
+            text(StatusCode::INTERNAL_SERVER_ERROR, "evaluation failed\n")
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn admission_paths() {
+        for path in ["/", "/validate", "/mutate", "/validate/sidecarset", "/mutate/x"] {
+            assert!(is_admission_path(path), "{path}");
+        }
+        for path in ["/validate/", "/validate/a/b", "/audit/x", "/metrics"] {
+            assert!(!is_admission_path(path), "{path}");
+        }
+    }
+
+    #[test]
+    fn reviews_are_checked() {
+        let ok = br#"{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"u","kind":{"group":"","version":"v1","kind":"Pod"}}}"#;
+        assert!(parse_review(ok).is_ok());
+        assert!(parse_review(b"{").unwrap_err().contains("invalid JSON"));
+        assert!(parse_review(b"[]").unwrap_err().contains("apiVersion"));
+        let no_request = br#"{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview"}"#;
+        assert!(parse_review(no_request).unwrap_err().contains("no request"));
+        let no_uid = br#"{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"kind":{}}}"#;
+        assert!(parse_review(no_uid).unwrap_err().contains("uid"));
+    }
+}

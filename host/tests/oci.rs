@@ -1,0 +1,188 @@
+//! push / pull against a real registry: Debian's `docker-registry` (distribution v2) on 127.0.0.1.
+
+mod common;
+
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use common::*;
+use serde_json::Value;
+use sidecarset_host::annotate::{Metadata, annotate};
+
+const REGISTRY: &str = "/usr/bin/docker-registry";
+
+const METADATA: &str = r#"
+rules:
+  - apiGroups: [""]
+    apiVersions: ["v1"]
+    resources: ["pods"]
+    operations: ["CREATE"]
+mutating: true
+annotations:
+  io.kubewarden.policy.title: probe
+  io.kubewarden.policy.source: https://example.com/probe
+"#;
+
+struct Registry {
+    child: Child,
+    addr: String,
+}
+
+impl Drop for Registry {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn start_registry(dir: &Path) -> Registry {
+    let binary = std::env::var("DOCKER_REGISTRY_BIN").unwrap_or_else(|_| REGISTRY.into());
+    assert!(
+        Path::new(&binary).is_file(),
+        "{binary} is missing: run `make setup` (it installs Debian's docker-registry package)"
+    );
+    let port = TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let addr = format!("127.0.0.1:{port}");
+    let storage = dir.join("storage");
+    std::fs::create_dir_all(&storage).unwrap();
+    let config = dir.join("config.yml");
+    std::fs::write(
+        &config,
+        format!(
+            "version: 0.1\nlog:\n  level: error\nstorage:\n  filesystem:\n    rootdirectory: {}\n  delete:\n    enabled: true\nhttp:\n  addr: {addr}\n",
+            storage.display()
+        ),
+    )
+    .unwrap();
+    let child = Command::new(binary)
+        .arg("serve")
+        .arg(&config)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut registry = Registry { child, addr };
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        if std::net::TcpStream::connect(&registry.addr).is_ok() {
+            break;
+        }
+        if let Some(status) = registry.child.try_wait().unwrap() {
+            panic!("docker-registry exited at start: {status}");
+        }
+        assert!(Instant::now() < deadline, "docker-registry did not start");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    registry
+}
+
+fn host(dir: &Path) -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_sidecarset-host"));
+    // An empty Docker config: no credentials leak in from the machine.
+    command.env("DOCKER_CONFIG", dir);
+    command
+}
+
+fn ok(output: Output) -> String {
+    assert!(
+        output.status.success(),
+        "exit {:?}, stderr: {}",
+        output.status,
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8(output.stdout).unwrap()
+}
+
+fn annotated_module(dir: &Path) -> PathBuf {
+    let (wasm, _) = annotate(
+        &misbehaving_guest(),
+        Metadata::from_yaml(METADATA).unwrap(),
+        Some("# Probe\n\nmulti-line usage\n".into()),
+    )
+    .unwrap();
+    let path = dir.join("annotated.wasm");
+    std::fs::write(&path, wasm).unwrap();
+    path
+}
+
+#[test]
+fn push_then_pull_returns_the_same_bytes_with_kubewardens_layout() {
+    let dir = scratch_dir("oci-roundtrip");
+    let registry = start_registry(&dir);
+    let module = annotated_module(&dir);
+    let uri = format!("registry://{}/policies/probe:v0.1.0", registry.addr);
+
+    let stdout = ok(host(&dir).arg("push").arg(&module).arg(&uri).output().unwrap());
+    let prefix = format!("Policy successfully pushed: {uri}@sha256:");
+    assert!(stdout.starts_with(&prefix), "{stdout}");
+    let digest = format!("sha256:{}", stdout.trim().strip_prefix(&prefix).unwrap());
+    assert_eq!(digest.len(), 71);
+
+    let pulled = dir.join("pulled.wasm");
+    ok(host(&dir).args(["pull", "-o"]).arg(&pulled).arg(&uri).output().unwrap());
+    assert_eq!(std::fs::read(&pulled).unwrap(), std::fs::read(&module).unwrap());
+
+    let by_digest = dir.join("by-digest.wasm");
+    let digest_uri = format!("registry://{}/policies/probe@{digest}", registry.addr);
+    ok(host(&dir).args(["pull", "-o"]).arg(&by_digest).arg(&digest_uri).output().unwrap());
+    assert_eq!(std::fs::read(&by_digest).unwrap(), std::fs::read(&module).unwrap());
+
+    // The raw manifest, as the registry serves it.
+    let url = format!("http://{}/v2/policies/probe/manifests/v0.1.0", registry.addr);
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    let raw = rt.block_on(async {
+        let response = reqwest::Client::new()
+            .get(&url)
+            .header("accept", "application/vnd.oci.image.manifest.v1+json")
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(
+            response.headers()["content-type"],
+            "application/vnd.oci.image.manifest.v1+json"
+        );
+        response.bytes().await.unwrap().to_vec()
+    });
+    assert_eq!(sidecarset_host::oci::sha256_digest(&raw), digest);
+    let manifest: Value = serde_json::from_slice(&raw).unwrap();
+    assert_eq!(manifest["schemaVersion"], 2);
+    assert_eq!(manifest["mediaType"], "application/vnd.oci.image.manifest.v1+json");
+    assert_eq!(manifest["config"]["mediaType"], "application/vnd.wasm.config.v1+json");
+    assert_eq!(manifest["config"]["size"], 2);
+    let layers = manifest["layers"].as_array().unwrap();
+    assert_eq!(layers.len(), 1);
+    assert_eq!(layers[0]["mediaType"], "application/vnd.wasm.content.layer.v1+wasm");
+    let annotations = &manifest["annotations"];
+    assert_eq!(annotations["io.kubewarden.policy.title"], "probe");
+    assert_eq!(annotations["org.opencontainers.image.source"], "https://example.com/probe");
+    assert!(annotations.get("io.kubewarden.policy.usage").is_none(), "multi-line values are dropped");
+    assert!(annotations["io.kubewarden.kwctl"].is_string());
+
+    // Pushing again is idempotent (blobs exist) and gives the same digest.
+    let again = ok(host(&dir).arg("push").arg(&module).arg(&uri).output().unwrap());
+    assert_eq!(again, stdout);
+}
+
+#[test]
+fn push_refuses_unannotated_modules_and_pull_reports_missing_tags() {
+    let dir = scratch_dir("oci-errors");
+    let registry = start_registry(&dir);
+    let plain = dir.join("plain.wasm");
+    std::fs::write(&plain, misbehaving_guest()).unwrap();
+    let uri = format!("registry://{}/policies/plain:v1", registry.addr);
+    let output = host(&dir).arg("push").arg(&plain).arg(&uri).output().unwrap();
+    assert!(!output.status.success());
+    assert!(String::from_utf8_lossy(&output.stderr).contains("not annotated"));
+    ok(host(&dir).args(["push", "--force"]).arg(&plain).arg(&uri).output().unwrap());
+
+    let missing = format!("registry://{}/policies/none:v1", registry.addr);
+    let output = host(&dir).args(["pull", "-o"]).arg(dir.join("x.wasm")).arg(&missing).output().unwrap();
+    assert!(!output.status.success());
+    assert!(String::from_utf8_lossy(&output.stderr).contains("404"), "{}", String::from_utf8_lossy(&output.stderr));
+}

@@ -1,0 +1,383 @@
+//! `serve` end to end: the real binary over real HTTPS (self-signed certificate made here) with
+//! a real client (reqwest + rustls).
+
+mod common;
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use base64::Engine as _;
+use common::*;
+use serde_json::{Value, json};
+
+/// A running `sidecarset-host serve`; killed on drop.
+struct Server {
+    child: Child,
+    url: String,
+    client: reqwest::Client,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn tls_files(dir: &Path) -> (PathBuf, PathBuf, String) {
+    let certified =
+        rcgen::generate_simple_self_signed(vec!["localhost".into(), "127.0.0.1".into()]).unwrap();
+    let cert_pem = certified.cert.pem();
+    let (cert, key) = (dir.join("tls.crt"), dir.join("tls.key"));
+    std::fs::write(&cert, &cert_pem).unwrap();
+    std::fs::write(&key, certified.signing_key.serialize_pem()).unwrap();
+    (cert, key, cert_pem)
+}
+
+fn start(name: &str, module: &[u8], extra: &[&str]) -> Server {
+    let dir = scratch_dir(name);
+    let path = dir.join("policy.wasm");
+    std::fs::write(&path, module).unwrap();
+    start_path(&dir, &path, extra)
+}
+
+fn start_path(dir: &Path, module: &Path, extra: &[&str]) -> Server {
+    let (cert, key, cert_pem) = tls_files(dir);
+    let mut child = Command::new(env!("CARGO_BIN_EXE_sidecarset-host"))
+        .args(["serve", "--listen", "127.0.0.1:0", "--cert"])
+        .arg(&cert)
+        .arg("--key")
+        .arg(&key)
+        .args(extra)
+        .arg(module)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let mut line = String::new();
+    BufReader::new(stdout).read_line(&mut line).unwrap();
+    let addr = line
+        .trim()
+        .strip_prefix("listening on https://")
+        .unwrap_or_else(|| panic!("unexpected first line: {line:?}"))
+        .to_string();
+    let client = reqwest::Client::builder()
+        .use_rustls_tls()
+        .add_root_certificate(reqwest::Certificate::from_pem(cert_pem.as_bytes()).unwrap())
+        .build()
+        .unwrap();
+    let port = addr.rsplit(':').next().unwrap();
+    Server {
+        child,
+        url: format!("https://localhost:{port}"),
+        client,
+    }
+}
+
+impl Server {
+    async fn post(&self, path: &str, body: impl Into<reqwest::Body>) -> (u16, String) {
+        let response = self
+            .client
+            .post(format!("{}{path}", self.url))
+            .header("content-type", "application/json")
+            .body(body)
+            .send()
+            .await
+            .unwrap();
+        let status = response.status().as_u16();
+        (status, response.text().await.unwrap())
+    }
+
+    async fn review(&self, request: &Value) -> Value {
+        let review = json!({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "request": request});
+        let (status, body) = self.post("/validate", review.to_string()).await;
+        assert_eq!(status, 200, "{body}");
+        let review: Value = serde_json::from_str(&body).unwrap();
+        assert_eq!(review["apiVersion"], "admission.k8s.io/v1");
+        assert_eq!(review["kind"], "AdmissionReview");
+        review["response"].clone()
+    }
+
+    async fn get(&self, path: &str) -> (u16, String) {
+        let response = self.client.get(format!("{}{path}", self.url)).send().await.unwrap();
+        let status = response.status().as_u16();
+        (status, response.text().await.unwrap())
+    }
+}
+
+fn hex(s: &str) -> String {
+    s.bytes().map(|b| format!("\\{b:02x}")).collect()
+}
+
+/// A guest steered by the first byte of the first request field (`"aaa"`): `L` loops, `M`
+/// allocates without bound, `T` traps, `S` sleeps ~300 ms (busy loop), anything else mutates like
+/// the probe.
+fn steered_guest() -> Vec<u8> {
+    let settings = SETTINGS_OK;
+    let validate = mutating_response();
+    // `{"request":{"aaa":"` is 19 bytes: the marker is the 20th byte of the payload.
+    let wat = format!(
+        r#"(module
+  (import "wapc" "__guest_request" (func $req (param i32 i32)))
+  (import "wapc" "__guest_response" (func $resp (param i32 i32)))
+  (import "wasi_snapshot_preview1" "clock_time_get" (func $clock (param i32 i64 i32) (result i32)))
+  (memory (export "memory") 16)
+  (data (i32.const 256) "{s}")
+  (data (i32.const 1024) "{v}")
+  (func (export "wapc_init"))
+  (func $now (result i64)
+    (drop (call $clock (i32.const 1) (i64.const 1) (i32.const 128)))
+    (i64.load (i32.const 128)))
+  (func (export "__guest_call") (param $op i32) (param $msg i32) (result i32)
+    (local $m i32) (local $until i64)
+    (call $req (i32.const 32768) (i32.const 65536))
+    (if (i32.eq (local.get $op) (i32.const 17))
+      (then (call $resp (i32.const 256) (i32.const {sl})) (return (i32.const 1))))
+    (local.set $m (i32.load8_u (i32.const 65555)))
+    (if (i32.eq (local.get $m) (i32.const 76)) (then (loop $l (br $l))))
+    (if (i32.eq (local.get $m) (i32.const 77)) (then
+      (loop $g (br_if $g (i32.ne (memory.grow (i32.const 16)) (i32.const -1))))
+      unreachable))
+    (if (i32.eq (local.get $m) (i32.const 84)) (then unreachable))
+    (if (i32.eq (local.get $m) (i32.const 83)) (then
+      (local.set $until (i64.add (call $now) (i64.const 300000000)))
+      (loop $w (br_if $w (i64.lt_u (call $now) (local.get $until))))))
+    (call $resp (i32.const 1024) (i32.const {vl}))
+    (i32.const 1)))"#,
+        s = hex(settings),
+        v = hex(&validate),
+        sl = settings.len(),
+        vl = validate.len(),
+    );
+    wat::parse_str(wat).unwrap()
+}
+
+fn marked_request(marker: &str) -> Value {
+    let mut request = pod_request();
+    request["aaa"] = json!(marker);
+    request
+}
+
+fn repo_root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+fn sidecarset_without_containers() -> Value {
+    json!({
+        "uid": "78c31ab7-9063-5e25-a607-06dfbd1cd52a",
+        "kind": {"group": "apps.kruise.io", "version": "v1alpha1", "kind": "SidecarSet"},
+        "resource": {"group": "apps.kruise.io", "version": "v1alpha1", "resource": "sidecarsets"},
+        "name": "empty-sidecarset", "operation": "CREATE",
+        "userInfo": {"username": "kubernetes-admin"},
+        "object": {"apiVersion": "apps.kruise.io/v1alpha1", "kind": "SidecarSet",
+            "metadata": {"name": "empty-sidecarset"},
+            "spec": {"selector": {"matchLabels": {"app": "web"}}}},
+        "oldObject": null, "dryRun": false
+    })
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_real_policy_answers_like_run() {
+    let root = repo_root();
+    let module = root.join("policy.wasm");
+    if !module.is_file() {
+        eprintln!("policy.wasm not built: skipped");
+        return;
+    }
+    let dir = scratch_dir("serve-real");
+    let context = root.join("examples/cluster");
+    let server = start_path(&dir, &module, &["--context", context.to_str().unwrap()]);
+    assert_eq!(server.get("/readyz").await.0, 200);
+
+    let mut requests: Vec<PathBuf> = std::fs::read_dir(root.join("examples/requests"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "json"))
+        .collect();
+    requests.sort();
+    assert!(!requests.is_empty());
+    let mut patched = 0;
+    for path in &requests {
+        let output = Command::new(env!("CARGO_BIN_EXE_sidecarset-host"))
+            .args(["run", "--context"])
+            .arg(&context)
+            .arg("--request-path")
+            .arg(path)
+            .arg(&module)
+            .output()
+            .unwrap();
+        assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+        let expected: Value = serde_json::from_slice(&output.stdout).unwrap();
+        let request: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+        let request = if request["kind"] == "AdmissionReview" { request["request"].clone() } else { request };
+        let response = server.review(&request).await;
+        assert_eq!(response, expected, "{}", path.display());
+        patched += usize::from(response["patch"].is_string());
+    }
+    assert!(patched > 0, "at least one example injects a sidecar");
+
+    let rejected = server.review(&sidecarset_without_containers()).await;
+    assert_eq!(rejected["allowed"], false, "{rejected}");
+    assert_eq!(rejected["uid"], "78c31ab7-9063-5e25-a607-06dfbd1cd52a");
+    assert!(rejected["status"]["message"].is_string(), "{rejected}");
+
+    let (_, metrics) = server.get("/metrics").await;
+    assert!(metrics.contains("verdict=\"mutated\""), "{metrics}");
+    assert!(metrics.contains("kind=\"SidecarSet\",verdict=\"rejected\"} 1"), "{metrics}");
+    assert!(metrics.contains("sidecarset_host_evaluation_duration_seconds_count"), "{metrics}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn http_level_errors_and_routes() {
+    let server = start("serve-http", &steered_guest(), &["--max-body-bytes", "4096"]);
+    assert_eq!(server.get("/healthz").await, (200, "ok\n".into()));
+    assert_eq!(server.get("/readyz").await.0, 200);
+    assert_eq!(server.get("/nope").await.0, 404);
+    assert_eq!(server.get("/validate").await.0, 405);
+
+    // Oversized, with and without a Content-Length.
+    let big = json!({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",
+        "request": {"uid": "u", "kind": {"group": "", "version": "v1", "kind": "Pod"}, "pad": "x".repeat(5000)}});
+    let (status, body) = server.post("/validate", big.to_string()).await;
+    assert_eq!(status, 413, "{body}");
+    let chunks = futures::stream::iter((0..10).map(|_| {
+        Ok::<_, std::io::Error>(hyper::body::Frame::data(bytes::Bytes::from(vec![b' '; 1000])))
+    }));
+    let streamed = reqwest::Body::wrap(http_body_util::StreamBody::new(chunks));
+    let (status, _) = server.post("/validate", streamed).await;
+    assert_eq!(status, 413);
+
+    // Malformed.
+    for body in ["{", "[]", r#"{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview"}"#,
+        r#"{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"kind":{}}}"#] {
+        let (status, text) = server.post("/validate", body.to_string()).await;
+        assert_eq!(status, 400, "{body}: {text}");
+        assert!(text.starts_with("malformed AdmissionReview: "), "{text}");
+    }
+
+    // A kind the policy does not handle passes unchanged, without evaluation.
+    let mut deployment = pod_request();
+    deployment["kind"] = json!({"group": "apps", "version": "v1", "kind": "Deployment"});
+    deployment["aaa"] = json!("T");
+    let response = server.review(&deployment).await;
+    assert_eq!(response["allowed"], true);
+    assert_eq!(response["uid"], pod_request()["uid"]);
+    assert!(response.get("patch").is_none(), "{response}");
+
+    // Every admission path shape.
+    for path in ["/", "/mutate", "/validate/sidecarset"] {
+        let review = json!({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "request": pod_request()});
+        let (status, body) = server.post(path, review.to_string()).await;
+        assert_eq!(status, 200, "{path}");
+        let review: Value = serde_json::from_str(&body).unwrap();
+        assert_eq!(review["response"]["patch"], PROBE_PATCH, "{path}");
+    }
+    let (_, metrics) = server.get("/metrics").await;
+    assert!(metrics.contains("sidecarset_host_http_errors_total{code=\"413\"} 2"), "{metrics}");
+    assert!(metrics.contains("sidecarset_host_http_errors_total{code=\"400\"} 4"), "{metrics}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn misbehaving_guests_fail_one_request_each() {
+    let server = start(
+        "serve-guests",
+        &steered_guest(),
+        &["--deadline-ms", "200", "--memory-limit-mib", "4"],
+    );
+    let cases = [
+        ("L", "Policy execution interrupted because it exceeded the allowed execution time"),
+        ("M", "internal server error: Guest call failure: guest memory limit exceeded"),
+        ("T", "internal server error: Guest call failure: wasm trap: wasm `unreachable` instruction executed"),
+    ];
+    for (marker, message) in cases {
+        let started = Instant::now();
+        let response = server.review(&marked_request(marker)).await;
+        assert_eq!(response["allowed"], false, "{marker}: {response}");
+        assert_eq!(response["status"]["code"], 500, "{marker}: {response}");
+        let text = response["status"]["message"].as_str().unwrap();
+        assert!(text.starts_with(message), "{marker}: {text}");
+        assert!(started.elapsed() < Duration::from_secs(5));
+        // The server keeps serving, with a fresh instance.
+        let ok = server.review(&marked_request("ok")).await;
+        assert_eq!(ok["allowed"], true, "after {marker}: {ok}");
+        assert_eq!(ok["patch"], PROBE_PATCH);
+        let decoded = base64::engine::general_purpose::STANDARD.decode(ok["patch"].as_str().unwrap()).unwrap();
+        assert!(String::from_utf8(decoded).unwrap().contains("probe/seen"));
+    }
+    let (_, metrics) = server.get("/metrics").await;
+    for reason in ["deadline", "memory", "guest"] {
+        assert!(metrics.contains(&format!("sidecarset_host_evaluation_errors_total{{reason=\"{reason}\"}} 1")), "{metrics}");
+    }
+    assert!(metrics.contains("kind=\"Pod\",verdict=\"error\"} 3"), "{metrics}");
+    assert!(metrics.contains("kind=\"Pod\",verdict=\"mutated\"} 3"), "{metrics}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrent_requests_are_all_answered() {
+    let server = start("serve-concurrent", &steered_guest(), &["--workers", "2"]);
+    let request = pod_request();
+    let requests = (0..32).map(|_| server.review(&request));
+    for response in futures::future::join_all(requests).await {
+        assert_eq!(response["patch"], PROBE_PATCH);
+    }
+}
+
+#[test]
+fn invalid_settings_stop_the_server_at_start() {
+    let dir = scratch_dir("serve-settings");
+    let module = dir.join("policy.wasm");
+    std::fs::write(&module, fixed_guest(r#"{"valid":false,"message":"bad image"}"#, "{}")).unwrap();
+    let (cert, key, _) = tls_files(&dir);
+    let output = Command::new(env!("CARGO_BIN_EXE_sidecarset-host"))
+        .args(["serve", "--listen", "127.0.0.1:0", "--context"])
+        .arg(&dir)
+        .arg("--cert")
+        .arg(&cert)
+        .arg("--key")
+        .arg(&key)
+        .arg(&module)
+        .output()
+        .unwrap();
+    assert!(!output.status.success());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("Provided settings are not valid: bad image"), "{stderr}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigterm_drains_in_flight_requests_and_exits_zero() {
+    let mut server = start("serve-sigterm", &steered_guest(), &[]);
+    let url = server.url.clone();
+    let client = server.client.clone();
+    let slow = tokio::spawn(async move {
+        let review = json!({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "request": marked_request("S")});
+        let response = client.post(format!("{url}/validate")).body(review.to_string()).send().await.unwrap();
+        (response.status().as_u16(), response.text().await.unwrap())
+    });
+    // Wait until the slow evaluation is in flight.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let (_, metrics) = server.get("/metrics").await;
+        if metrics.contains("sidecarset_host_in_flight_evaluations 1") {
+            break;
+        }
+        assert!(Instant::now() < deadline, "the slow request never started");
+        tokio::task::yield_now().await;
+    }
+    let pid = server.child.id().to_string();
+    assert!(Command::new("kill").args(["-TERM", &pid]).status().unwrap().success());
+    let (status, body) = slow.await.unwrap();
+    assert_eq!(status, 200);
+    let review: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(review["response"]["patch"], PROBE_PATCH, "{review}");
+    let exit = tokio::task::spawn_blocking(move || {
+        let status = server.child.wait().unwrap();
+        drop(server);
+        status
+    })
+    .await
+    .unwrap();
+    assert_eq!(exit.code(), Some(0), "{exit:?}");
+}
