@@ -44,17 +44,16 @@ fn parse_args() -> anyhow::Result<Args> {
         workers: None,
     };
     while let Some(flag) = args.next() {
-        let value = args.next().with_context(|| format!("{flag} needs a value"))?;
+        let value = args
+            .next()
+            .with_context(|| format!("{flag} needs a value"))?;
         match flag.as_str() {
             "--module" => parsed.module = value.into(),
             "--server" => parsed.server = value.into(),
             "--seconds" => parsed.seconds = value.parse()?,
             "--workers" => parsed.workers = Some(value.parse()?),
             "--clients" => {
-                parsed.clients = value
-                    .split(',')
-                    .map(str::parse)
-                    .collect::<Result<_, _>>()?
+                parsed.clients = value.split(',').map(str::parse).collect::<Result<_, _>>()?
             }
             other => bail!("unknown flag {other}"),
         }
@@ -167,13 +166,26 @@ async fn run(
             .add_root_certificate(reqwest::Certificate::from_pem(ca.as_bytes())?)
             .pool_max_idle_per_host(1)
             .build()?;
-        let (url, body, stop, errors) = (url.to_string(), body.to_string(), stop.clone(), errors.clone());
+        let (url, body, stop, errors) = (
+            url.to_string(),
+            body.to_string(),
+            stop.clone(),
+            errors.clone(),
+        );
         tasks.push(tokio::spawn(async move {
             let mut latencies = Vec::with_capacity(16 * 1024);
             while !stop.load(Ordering::Relaxed) {
                 let started = Instant::now();
-                let ok = match client.post(&url).header("content-type", "application/json").body(body.clone()).send().await {
-                    Ok(response) => response.status().is_success() && response.bytes().await.is_ok(),
+                let ok = match client
+                    .post(&url)
+                    .header("content-type", "application/json")
+                    .body(body.clone())
+                    .send()
+                    .await
+                {
+                    Ok(response) => {
+                        response.status().is_success() && response.bytes().await.is_ok()
+                    }
                     Err(_) => false,
                 };
                 if ok {
@@ -204,7 +216,11 @@ async fn run(
     let elapsed = started.elapsed();
     sampler.await?;
     all.sort();
-    let at = |p: f64| all.get(((all.len() as f64 * p).ceil() as usize).saturating_sub(1)).copied().unwrap_or_default();
+    let at = |p: f64| {
+        all.get(((all.len() as f64 * p).ceil() as usize).saturating_sub(1))
+            .copied()
+            .unwrap_or_default()
+    };
     Ok(Run {
         clients,
         requests: all.len(),
@@ -225,7 +241,9 @@ struct Server(Child);
 
 impl Drop for Server {
     fn drop(&mut self) {
-        let _ = Command::new("kill").args(["-TERM", &self.0.id().to_string()]).status();
+        let _ = Command::new("kill")
+            .args(["-TERM", &self.0.id().to_string()])
+            .status();
         let _ = self.0.wait();
     }
 }
@@ -252,17 +270,24 @@ fn main() -> anyhow::Result<()> {
     if let Some(workers) = args.workers {
         command.args(["--workers", &workers.to_string()]);
     }
-    let mut child = command.spawn().with_context(|| format!("cannot start {}", args.server.display()))?;
+    let mut child = command
+        .spawn()
+        .with_context(|| format!("cannot start {}", args.server.display()))?;
     let stdout = child.stdout.take().context("no stdout")?;
     let pid = child.id();
     let server = Server(child);
     let mut line = String::new();
     BufReader::new(stdout).read_line(&mut line)?;
-    let addr = line.trim().strip_prefix("listening on https://").with_context(|| format!("unexpected: {line}"))?;
+    let addr = line
+        .trim()
+        .strip_prefix("listening on https://")
+        .with_context(|| format!("unexpected: {line}"))?;
     let port = addr.rsplit(':').next().unwrap_or_default();
     let url = format!("https://localhost:{port}/validate");
 
-    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
     runtime.block_on(async {
         // One request to check the answer and warm the server up.
         let check = run(&url, &ca, &body, 1, 1, pid).await?;

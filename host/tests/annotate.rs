@@ -79,7 +79,9 @@ fn annotate_then_inspect_round_trips() {
         Some("# Probe\n\nUsage text.\n"),
     ));
     let annotated = std::fs::read(dir.join("annotated.wasm")).unwrap();
-    let json = read_metadata(&annotated).unwrap().expect("metadata section");
+    let json = read_metadata(&annotated)
+        .unwrap()
+        .expect("metadata section");
     assert_eq!(json["protocolVersion"], "v1");
     assert_eq!(json["mutating"], true);
     assert_eq!(json["backgroundAudit"], false);
@@ -112,7 +114,10 @@ fn annotate_then_inspect_round_trips() {
     assert!(text.contains("probe"), "{text}");
     assert!(text.contains("protocol version:"), "{text}");
     assert!(text.contains("v1"), "{text}");
-    assert!(text.contains("resources:\n  - pods") || text.contains("- pods"), "{text}");
+    assert!(
+        text.contains("resources:\n  - pods") || text.contains("- pods"),
+        "{text}"
+    );
     assert!(text.contains("Usage\n# Probe\n\nUsage text."), "{text}");
 
     let yaml = ok(host()
@@ -138,12 +143,17 @@ fn reannotation_replaces_the_section() {
     let wasm = misbehaving_guest();
     let first = Metadata::from_yaml(METADATA).unwrap();
     let (once, _) = annotate(&wasm, first, Some("one".into())).unwrap();
-    let second = Metadata::from_yaml(&METADATA.replace("mutating: true", "mutating: false")).unwrap();
+    let second =
+        Metadata::from_yaml(&METADATA.replace("mutating: true", "mutating: false")).unwrap();
     let (twice, _) = annotate(&once, second, None).unwrap();
     assert_eq!(count_custom_sections(&twice, METADATA_SECTION).unwrap(), 1);
     let embedded = embedded_metadata(&twice).unwrap().unwrap();
     assert!(!embedded.mutating);
-    assert_eq!(embedded.usage(), None, "the new metadata replaces the old one");
+    assert_eq!(
+        embedded.usage(),
+        None,
+        "the new metadata replaces the old one"
+    );
     // Apart from the metadata, the module is unchanged.
     let strip = |wasm: &[u8]| {
         let without = replace_custom_section(wasm, METADATA_SECTION, b"").unwrap();
@@ -196,14 +206,41 @@ fn the_real_policy_annotates_and_runs() {
 fn invalid_metadata_is_refused_like_kwctl() {
     let cases = [
         (METADATA.replace("mutating: true\n", ""), "mutating"),
-        (METADATA.replace(r#"operations: ["CREATE"]"#, r#"operations: ["MAKE"]"#), "MAKE"),
-        (METADATA.replace(r#"operations: ["CREATE"]"#, "operations: []"), "operations"),
-        (METADATA.replace(r#"resources: ["pods"]"#, "resources: []"), "resources"),
-        (METADATA.replace(r#"apiVersions: ["v1"]"#, r#"apiVersions: ["*", "v1"]"#), "'*'"),
-        (METADATA.replace(r#"operations: ["CREATE"]"#, r#"operations: ["*", "CREATE"]"#), "'*'"),
-        (METADATA.replace("kind: Namespace", "kind: \"\""), "contextAwareResources"),
-        (METADATA.replace("executionMode: kubewarden-wapc", "executionMode: lua"), "lua"),
-        ("rules: []\nmutating: false\n".to_string(), "at least one rule"),
+        (
+            METADATA.replace(r#"operations: ["CREATE"]"#, r#"operations: ["MAKE"]"#),
+            "MAKE",
+        ),
+        (
+            METADATA.replace(r#"operations: ["CREATE"]"#, "operations: []"),
+            "operations",
+        ),
+        (
+            METADATA.replace(r#"resources: ["pods"]"#, "resources: []"),
+            "resources",
+        ),
+        (
+            METADATA.replace(r#"apiVersions: ["v1"]"#, r#"apiVersions: ["*", "v1"]"#),
+            "'*'",
+        ),
+        (
+            METADATA.replace(
+                r#"operations: ["CREATE"]"#,
+                r#"operations: ["*", "CREATE"]"#,
+            ),
+            "'*'",
+        ),
+        (
+            METADATA.replace("kind: Namespace", "kind: \"\""),
+            "contextAwareResources",
+        ),
+        (
+            METADATA.replace("executionMode: kubewarden-wapc", "executionMode: lua"),
+            "lua",
+        ),
+        (
+            "rules: []\nmutating: false\n".to_string(),
+            "at least one rule",
+        ),
     ];
     for (text, needle) in cases {
         let error = Metadata::from_yaml(&text).expect_err(needle).to_string();
@@ -223,6 +260,10 @@ fn a_module_without_protocol_version_cannot_be_annotated() {
     std::fs::write(&module, b"\0asm\x01\0\0\0garbage").unwrap();
     let output = annotate_cli(&dir, &module, METADATA, None);
     assert!(!output.status.success());
-    let error = annotate(&fixed_guest(SETTINGS_OK, "{}")[..8], Metadata::from_yaml(METADATA).unwrap(), None);
+    let error = annotate(
+        &fixed_guest(SETTINGS_OK, "{}")[..8],
+        Metadata::from_yaml(METADATA).unwrap(),
+        None,
+    );
     assert!(error.is_err());
 }

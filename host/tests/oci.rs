@@ -118,24 +118,51 @@ fn push_then_pull_returns_the_same_bytes_with_kubewardens_layout() {
     let module = annotated_module(&dir);
     let uri = format!("registry://{}/policies/probe:v0.1.0", registry.addr);
 
-    let stdout = ok(host(&dir).arg("push").arg(&module).arg(&uri).output().unwrap());
+    let stdout = ok(host(&dir)
+        .arg("push")
+        .arg(&module)
+        .arg(&uri)
+        .output()
+        .unwrap());
     let prefix = format!("Policy successfully pushed: {uri}@sha256:");
     assert!(stdout.starts_with(&prefix), "{stdout}");
     let digest = format!("sha256:{}", stdout.trim().strip_prefix(&prefix).unwrap());
     assert_eq!(digest.len(), 71);
 
     let pulled = dir.join("pulled.wasm");
-    ok(host(&dir).args(["pull", "-o"]).arg(&pulled).arg(&uri).output().unwrap());
-    assert_eq!(std::fs::read(&pulled).unwrap(), std::fs::read(&module).unwrap());
+    ok(host(&dir)
+        .args(["pull", "-o"])
+        .arg(&pulled)
+        .arg(&uri)
+        .output()
+        .unwrap());
+    assert_eq!(
+        std::fs::read(&pulled).unwrap(),
+        std::fs::read(&module).unwrap()
+    );
 
     let by_digest = dir.join("by-digest.wasm");
     let digest_uri = format!("registry://{}/policies/probe@{digest}", registry.addr);
-    ok(host(&dir).args(["pull", "-o"]).arg(&by_digest).arg(&digest_uri).output().unwrap());
-    assert_eq!(std::fs::read(&by_digest).unwrap(), std::fs::read(&module).unwrap());
+    ok(host(&dir)
+        .args(["pull", "-o"])
+        .arg(&by_digest)
+        .arg(&digest_uri)
+        .output()
+        .unwrap());
+    assert_eq!(
+        std::fs::read(&by_digest).unwrap(),
+        std::fs::read(&module).unwrap()
+    );
 
     // The raw manifest, as the registry serves it.
-    let url = format!("http://{}/v2/policies/probe/manifests/v0.1.0", registry.addr);
-    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    let url = format!(
+        "http://{}/v2/policies/probe/manifests/v0.1.0",
+        registry.addr
+    );
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
     let raw = rt.block_on(async {
         let response = reqwest::Client::new()
             .get(&url)
@@ -152,20 +179,40 @@ fn push_then_pull_returns_the_same_bytes_with_kubewardens_layout() {
     assert_eq!(sidecarset_host::oci::sha256_digest(&raw), digest);
     let manifest: Value = serde_json::from_slice(&raw).unwrap();
     assert_eq!(manifest["schemaVersion"], 2);
-    assert_eq!(manifest["mediaType"], "application/vnd.oci.image.manifest.v1+json");
-    assert_eq!(manifest["config"]["mediaType"], "application/vnd.wasm.config.v1+json");
+    assert_eq!(
+        manifest["mediaType"],
+        "application/vnd.oci.image.manifest.v1+json"
+    );
+    assert_eq!(
+        manifest["config"]["mediaType"],
+        "application/vnd.wasm.config.v1+json"
+    );
     assert_eq!(manifest["config"]["size"], 2);
     let layers = manifest["layers"].as_array().unwrap();
     assert_eq!(layers.len(), 1);
-    assert_eq!(layers[0]["mediaType"], "application/vnd.wasm.content.layer.v1+wasm");
+    assert_eq!(
+        layers[0]["mediaType"],
+        "application/vnd.wasm.content.layer.v1+wasm"
+    );
     let annotations = &manifest["annotations"];
     assert_eq!(annotations["io.kubewarden.policy.title"], "probe");
-    assert_eq!(annotations["org.opencontainers.image.source"], "https://example.com/probe");
-    assert!(annotations.get("io.kubewarden.policy.usage").is_none(), "multi-line values are dropped");
+    assert_eq!(
+        annotations["org.opencontainers.image.source"],
+        "https://example.com/probe"
+    );
+    assert!(
+        annotations.get("io.kubewarden.policy.usage").is_none(),
+        "multi-line values are dropped"
+    );
     assert!(annotations["io.kubewarden.kwctl"].is_string());
 
     // Pushing again is idempotent (blobs exist) and gives the same digest.
-    let again = ok(host(&dir).arg("push").arg(&module).arg(&uri).output().unwrap());
+    let again = ok(host(&dir)
+        .arg("push")
+        .arg(&module)
+        .arg(&uri)
+        .output()
+        .unwrap());
     assert_eq!(again, stdout);
 }
 
@@ -176,13 +223,32 @@ fn push_refuses_unannotated_modules_and_pull_reports_missing_tags() {
     let plain = dir.join("plain.wasm");
     std::fs::write(&plain, misbehaving_guest()).unwrap();
     let uri = format!("registry://{}/policies/plain:v1", registry.addr);
-    let output = host(&dir).arg("push").arg(&plain).arg(&uri).output().unwrap();
+    let output = host(&dir)
+        .arg("push")
+        .arg(&plain)
+        .arg(&uri)
+        .output()
+        .unwrap();
     assert!(!output.status.success());
     assert!(String::from_utf8_lossy(&output.stderr).contains("not annotated"));
-    ok(host(&dir).args(["push", "--force"]).arg(&plain).arg(&uri).output().unwrap());
+    ok(host(&dir)
+        .args(["push", "--force"])
+        .arg(&plain)
+        .arg(&uri)
+        .output()
+        .unwrap());
 
     let missing = format!("registry://{}/policies/none:v1", registry.addr);
-    let output = host(&dir).args(["pull", "-o"]).arg(dir.join("x.wasm")).arg(&missing).output().unwrap();
+    let output = host(&dir)
+        .args(["pull", "-o"])
+        .arg(dir.join("x.wasm"))
+        .arg(&missing)
+        .output()
+        .unwrap();
     assert!(!output.status.success());
-    assert!(String::from_utf8_lossy(&output.stderr).contains("404"), "{}", String::from_utf8_lossy(&output.stderr));
+    assert!(
+        String::from_utf8_lossy(&output.stderr).contains("404"),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
 }

@@ -45,8 +45,15 @@ fn start(name: &str, module: &[u8], extra: &[&str]) -> Server {
 
 fn start_path(dir: &Path, module: &Path, extra: &[&str]) -> Server {
     let (cert, key, cert_pem) = tls_files(dir);
-    let mut child = Command::new(env!("CARGO_BIN_EXE_sidecarset-host"))
-        .args(["serve", "--listen", "127.0.0.1:0", "--cert"])
+    let mut command = Command::new(env!("CARGO_BIN_EXE_sidecarset-host"));
+    if !extra.contains(&"--context") {
+        // An empty cluster: the folder holds no JSON/YAML object.
+        command.arg("serve").arg("--context").arg(dir);
+    } else {
+        command.arg("serve");
+    }
+    let mut child = command
+        .args(["--listen", "127.0.0.1:0", "--cert"])
         .arg(&cert)
         .arg("--key")
         .arg(&key)
@@ -102,7 +109,12 @@ impl Server {
     }
 
     async fn get(&self, path: &str) -> (u16, String) {
-        let response = self.client.get(format!("{}{path}", self.url)).send().await.unwrap();
+        let response = self
+            .client
+            .get(format!("{}{path}", self.url))
+            .send()
+            .await
+            .unwrap();
         let status = response.status().as_u16();
         (status, response.text().await.unwrap())
     }
@@ -209,10 +221,18 @@ async fn the_real_policy_answers_like_run() {
             .arg(&module)
             .output()
             .unwrap();
-        assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+        assert!(
+            output.status.success(),
+            "{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
         let expected: Value = serde_json::from_slice(&output.stdout).unwrap();
         let request: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
-        let request = if request["kind"] == "AdmissionReview" { request["request"].clone() } else { request };
+        let request = if request["kind"] == "AdmissionReview" {
+            request["request"].clone()
+        } else {
+            request
+        };
         let response = server.review(&request).await;
         assert_eq!(response, expected, "{}", path.display());
         patched += usize::from(response["patch"].is_string());
@@ -226,13 +246,23 @@ async fn the_real_policy_answers_like_run() {
 
     let (_, metrics) = server.get("/metrics").await;
     assert!(metrics.contains("verdict=\"mutated\""), "{metrics}");
-    assert!(metrics.contains("kind=\"SidecarSet\",verdict=\"rejected\"} 1"), "{metrics}");
-    assert!(metrics.contains("sidecarset_host_evaluation_duration_seconds_count"), "{metrics}");
+    assert!(
+        metrics.contains("kind=\"SidecarSet\",verdict=\"rejected\"} 1"),
+        "{metrics}"
+    );
+    assert!(
+        metrics.contains("sidecarset_host_evaluation_duration_seconds_count"),
+        "{metrics}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn http_level_errors_and_routes() {
-    let server = start("serve-http", &steered_guest(), &["--max-body-bytes", "4096"]);
+    let server = start(
+        "serve-http",
+        &steered_guest(),
+        &["--max-body-bytes", "4096"],
+    );
     assert_eq!(server.get("/healthz").await, (200, "ok\n".into()));
     assert_eq!(server.get("/readyz").await.0, 200);
     assert_eq!(server.get("/nope").await.0, 404);
@@ -244,15 +274,22 @@ async fn http_level_errors_and_routes() {
     let (status, body) = server.post("/validate", big.to_string()).await;
     assert_eq!(status, 413, "{body}");
     let chunks = futures::stream::iter((0..10).map(|_| {
-        Ok::<_, std::io::Error>(hyper::body::Frame::data(bytes::Bytes::from(vec![b' '; 1000])))
+        Ok::<_, std::io::Error>(hyper::body::Frame::data(bytes::Bytes::from(vec![
+            b' ';
+            1000
+        ])))
     }));
     let streamed = reqwest::Body::wrap(http_body_util::StreamBody::new(chunks));
     let (status, _) = server.post("/validate", streamed).await;
     assert_eq!(status, 413);
 
     // Malformed.
-    for body in ["{", "[]", r#"{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview"}"#,
-        r#"{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"kind":{}}}"#] {
+    for body in [
+        "{",
+        "[]",
+        r#"{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview"}"#,
+        r#"{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"kind":{}}}"#,
+    ] {
         let (status, text) = server.post("/validate", body.to_string()).await;
         assert_eq!(status, 400, "{body}: {text}");
         assert!(text.starts_with("malformed AdmissionReview: "), "{text}");
@@ -276,8 +313,14 @@ async fn http_level_errors_and_routes() {
         assert_eq!(review["response"]["patch"], PROBE_PATCH, "{path}");
     }
     let (_, metrics) = server.get("/metrics").await;
-    assert!(metrics.contains("sidecarset_host_http_errors_total{code=\"413\"} 2"), "{metrics}");
-    assert!(metrics.contains("sidecarset_host_http_errors_total{code=\"400\"} 4"), "{metrics}");
+    assert!(
+        metrics.contains("sidecarset_host_http_errors_total{code=\"413\"} 2"),
+        "{metrics}"
+    );
+    assert!(
+        metrics.contains("sidecarset_host_http_errors_total{code=\"400\"} 4"),
+        "{metrics}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -288,9 +331,18 @@ async fn misbehaving_guests_fail_one_request_each() {
         &["--deadline-ms", "200", "--memory-limit-mib", "4"],
     );
     let cases = [
-        ("L", "Policy execution interrupted because it exceeded the allowed execution time"),
-        ("M", "internal server error: Guest call failure: guest memory limit exceeded"),
-        ("T", "internal server error: Guest call failure: wasm trap: wasm `unreachable` instruction executed"),
+        (
+            "L",
+            "Policy execution interrupted because it exceeded the allowed execution time",
+        ),
+        (
+            "M",
+            "internal server error: Guest call failure: guest memory limit exceeded",
+        ),
+        (
+            "T",
+            "internal server error: Guest call failure: wasm trap: wasm `unreachable` instruction executed",
+        ),
     ];
     for (marker, message) in cases {
         let started = Instant::now();
@@ -304,15 +356,28 @@ async fn misbehaving_guests_fail_one_request_each() {
         let ok = server.review(&marked_request("ok")).await;
         assert_eq!(ok["allowed"], true, "after {marker}: {ok}");
         assert_eq!(ok["patch"], PROBE_PATCH);
-        let decoded = base64::engine::general_purpose::STANDARD.decode(ok["patch"].as_str().unwrap()).unwrap();
+        let decoded = base64::engine::general_purpose::STANDARD
+            .decode(ok["patch"].as_str().unwrap())
+            .unwrap();
         assert!(String::from_utf8(decoded).unwrap().contains("probe/seen"));
     }
     let (_, metrics) = server.get("/metrics").await;
     for reason in ["deadline", "memory", "guest"] {
-        assert!(metrics.contains(&format!("sidecarset_host_evaluation_errors_total{{reason=\"{reason}\"}} 1")), "{metrics}");
+        assert!(
+            metrics.contains(&format!(
+                "sidecarset_host_evaluation_errors_total{{reason=\"{reason}\"}} 1"
+            )),
+            "{metrics}"
+        );
     }
-    assert!(metrics.contains("kind=\"Pod\",verdict=\"error\"} 3"), "{metrics}");
-    assert!(metrics.contains("kind=\"Pod\",verdict=\"mutated\"} 3"), "{metrics}");
+    assert!(
+        metrics.contains("kind=\"Pod\",verdict=\"error\"} 3"),
+        "{metrics}"
+    );
+    assert!(
+        metrics.contains("kind=\"Pod\",verdict=\"mutated\"} 3"),
+        "{metrics}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -329,7 +394,11 @@ async fn concurrent_requests_are_all_answered() {
 fn invalid_settings_stop_the_server_at_start() {
     let dir = scratch_dir("serve-settings");
     let module = dir.join("policy.wasm");
-    std::fs::write(&module, fixed_guest(r#"{"valid":false,"message":"bad image"}"#, "{}")).unwrap();
+    std::fs::write(
+        &module,
+        fixed_guest(r#"{"valid":false,"message":"bad image"}"#, "{}"),
+    )
+    .unwrap();
     let (cert, key, _) = tls_files(&dir);
     let output = Command::new(env!("CARGO_BIN_EXE_sidecarset-host"))
         .args(["serve", "--listen", "127.0.0.1:0", "--context"])
@@ -343,7 +412,10 @@ fn invalid_settings_stop_the_server_at_start() {
         .unwrap();
     assert!(!output.status.success());
     let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(stderr.contains("Provided settings are not valid: bad image"), "{stderr}");
+    assert!(
+        stderr.contains("Provided settings are not valid: bad image"),
+        "{stderr}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -353,7 +425,12 @@ async fn sigterm_drains_in_flight_requests_and_exits_zero() {
     let client = server.client.clone();
     let slow = tokio::spawn(async move {
         let review = json!({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "request": marked_request("S")});
-        let response = client.post(format!("{url}/validate")).body(review.to_string()).send().await.unwrap();
+        let response = client
+            .post(format!("{url}/validate"))
+            .body(review.to_string())
+            .send()
+            .await
+            .unwrap();
         (response.status().as_u16(), response.text().await.unwrap())
     });
     // Wait until the slow evaluation is in flight.
@@ -367,7 +444,13 @@ async fn sigterm_drains_in_flight_requests_and_exits_zero() {
         tokio::task::yield_now().await;
     }
     let pid = server.child.id().to_string();
-    assert!(Command::new("kill").args(["-TERM", &pid]).status().unwrap().success());
+    assert!(
+        Command::new("kill")
+            .args(["-TERM", &pid])
+            .status()
+            .unwrap()
+            .success()
+    );
     let (status, body) = slow.await.unwrap();
     assert_eq!(status, 200);
     let review: Value = serde_json::from_str(&body).unwrap();

@@ -138,7 +138,9 @@ fn check_list(rule: usize, field: &str, values: &[String]) -> Result<(), Annotat
         return Err(invalid("must not contain empty strings".into()));
     }
     if values.len() > 1 && values.iter().any(|v| v == "*") {
-        return Err(invalid("if '*' is present, it must be the only value".into()));
+        return Err(invalid(
+            "if '*' is present, it must be the only value".into(),
+        ));
     }
     Ok(())
 }
@@ -235,7 +237,10 @@ impl Metadata {
 
     /// The usage text embedded with `-u`, if any.
     pub fn usage(&self) -> Option<&str> {
-        self.annotations.as_ref()?.get(USAGE_ANNOTATION).map(String::as_str)
+        self.annotations
+            .as_ref()?
+            .get(USAGE_ANNOTATION)
+            .map(String::as_str)
     }
 }
 
@@ -248,7 +253,8 @@ pub fn protocol_version_of(wasm: &[u8], mode: ExecutionMode) -> Result<String, A
         guest_stdio: GuestStdio::Discard,
         ..EngineConfig::default()
     };
-    let engine = PolicyEngine::new(wasm, config).map_err(|e| AnnotateError::Module(e.to_string()))?;
+    let engine =
+        PolicyEngine::new(wasm, config).map_err(|e| AnnotateError::Module(e.to_string()))?;
     engine.protocol_version().map_err(|e| {
         AnnotateError::Module(format!("cannot read the policy's protocol version: {e}"))
     })

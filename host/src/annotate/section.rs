@@ -82,11 +82,17 @@ pub fn replace_custom_section(
     }
     let too_large = || AnnotateError::Module("custom section larger than 4 GiB".into());
     let mut body = Vec::with_capacity(name.len() + contents.len() + 5);
-    write_leb_u32(u32::try_from(name.len()).map_err(|_| too_large())?, &mut body);
+    write_leb_u32(
+        u32::try_from(name.len()).map_err(|_| too_large())?,
+        &mut body,
+    );
     body.extend_from_slice(name.as_bytes());
     body.extend_from_slice(contents);
     out.push(0);
-    write_leb_u32(u32::try_from(body.len()).map_err(|_| too_large())?, &mut out);
+    write_leb_u32(
+        u32::try_from(body.len()).map_err(|_| too_large())?,
+        &mut out,
+    );
     out.extend_from_slice(&body);
     Ok(out)
 }

@@ -100,17 +100,21 @@ pub fn execute(args: &BenchArgs) -> anyhow::Result<()> {
     let engine = PolicyEngine::from_file(&common::module_path(&args.module), config)?;
     let request: Value = serde_json::from_str(&common::read_input(&args.request_path)?)
         .with_context(|| format!("cannot parse request {}", args.request_path.display()))?;
-    let settings = common::read_settings(args.settings_path.as_deref(), args.settings_json.as_deref())?;
-    let host: Box<dyn HostCallbacks> = match &args.context {
-        Some(dir) => Box::new(
-            ClusterContext::from_dir(dir)
-                .with_context(|| format!("cannot load the cluster context from {}", dir.display()))?,
-        ),
-        None => Box::new(NoCluster),
-    };
+    let settings =
+        common::read_settings(args.settings_path.as_deref(), args.settings_json.as_deref())?;
+    let host: Box<dyn HostCallbacks> =
+        match &args.context {
+            Some(dir) => Box::new(ClusterContext::from_dir(dir).with_context(|| {
+                format!("cannot load the cluster context from {}", dir.display())
+            })?),
+            None => Box::new(NoCluster),
+        };
     let validation = engine.validate_settings(&settings, host.as_ref())?;
     if !validation.valid {
-        bail!("Provided settings are not valid: {}", validation.message.unwrap_or_default());
+        bail!(
+            "Provided settings are not valid: {}",
+            validation.message.unwrap_or_default()
+        );
     }
     let first = evaluate_admission(&engine, &request, &settings, host.as_ref());
     if first.status.as_ref().and_then(|s| s.code) == Some(500) {

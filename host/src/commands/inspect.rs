@@ -33,7 +33,10 @@ pub fn execute(args: &InspectArgs) -> anyhow::Result<()> {
     let path = PathBuf::from(args.module.strip_prefix("file://").unwrap_or(&args.module));
     let wasm = std::fs::read(&path).with_context(|| format!("cannot read {}", path.display()))?;
     let Some(metadata) = embedded_metadata(&wasm)? else {
-        bail!("No Kubewarden metadata found inside of '{}'", path.display());
+        bail!(
+            "No Kubewarden metadata found inside of '{}'",
+            path.display()
+        );
     };
     let text = match args.output {
         Format::Yaml => serde_norway::to_string(&metadata)?,
@@ -64,7 +67,10 @@ pub fn render(metadata: &Metadata) -> anyhow::Result<String> {
         ("source", policy("source").to_string()),
         ("license", policy("license").to_string()),
         ("mutating", metadata.mutating.to_string()),
-        ("background audit support", metadata.background_audit.to_string()),
+        (
+            "background audit support",
+            metadata.background_audit.to_string(),
+        ),
         (
             "context aware",
             (!metadata.context_aware_resources.is_empty()).to_string(),
@@ -77,7 +83,10 @@ pub fn render(metadata: &Metadata) -> anyhow::Result<String> {
         ),
         (
             "minimum kubewarden version",
-            metadata.minimum_kubewarden_version.clone().unwrap_or_default(),
+            metadata
+                .minimum_kubewarden_version
+                .clone()
+                .unwrap_or_default(),
         ),
     ] {
         writeln!(out, "{:<28}{value}", format!("{label}:"))?;
@@ -92,7 +101,11 @@ pub fn render(metadata: &Metadata) -> anyhow::Result<String> {
     write!(out, "{}", serde_norway::to_string(&metadata.rules)?)?;
     if !metadata.context_aware_resources.is_empty() {
         writeln!(out, "\nContext Aware")?;
-        write!(out, "{}", serde_norway::to_string(&metadata.context_aware_resources)?)?;
+        write!(
+            out,
+            "{}",
+            serde_norway::to_string(&metadata.context_aware_resources)?
+        )?;
     }
     if let Some(capabilities) = &metadata.host_capabilities {
         writeln!(out, "\nHost Capabilities")?;

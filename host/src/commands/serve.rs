@@ -73,6 +73,7 @@ fn init_logging() {
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .try_init();
 }
 
@@ -114,7 +115,8 @@ async fn shutdown_signal() {
 pub fn execute(args: &ServeArgs) -> anyhow::Result<()> {
     init_logging();
     let _ = rustls::crypto::ring::default_provider().install_default();
-    let settings = common::read_settings(args.settings_path.as_deref(), args.settings_json.as_deref())?;
+    let settings =
+        common::read_settings(args.settings_path.as_deref(), args.settings_json.as_deref())?;
     let tls = tls::server_config(&args.cert, &args.key)?;
     let config = common::engine_config(args.deadline_ms, args.memory_limit_mib);
     let module = common::module_path(&args.module);
@@ -131,8 +133,9 @@ pub fn execute(args: &ServeArgs) -> anyhow::Result<()> {
     runtime.block_on(async move {
         let (context, _caches) = match &args.context {
             Some(dir) => {
-                let context = ClusterContext::from_dir(dir)
-                    .with_context(|| format!("cannot load the cluster context from {}", dir.display()))?;
+                let context = ClusterContext::from_dir(dir).with_context(|| {
+                    format!("cannot load the cluster context from {}", dir.display())
+                })?;
                 (SharedContext::fixed(context), None)
             }
             None => {
@@ -156,13 +159,21 @@ pub fn execute(args: &ServeArgs) -> anyhow::Result<()> {
             listener,
         }];
         let mut stdout = std::io::stdout().lock();
-        writeln!(stdout, "listening on https://{}", endpoints[0].listener.local_addr()?)?;
+        writeln!(
+            stdout,
+            "listening on https://{}",
+            endpoints[0].listener.local_addr()?
+        )?;
         if let Some(addr) = args.metrics_listen {
             let listener = TcpListener::bind(addr)
                 .await
                 .with_context(|| format!("cannot listen on {addr}"))?;
             writeln!(stdout, "metrics on http://{}", listener.local_addr()?)?;
-            endpoints.push(Endpoint { listener, tls: None, role: Role::Metrics });
+            endpoints.push(Endpoint {
+                listener,
+                tls: None,
+                role: Role::Metrics,
+            });
         }
         stdout.flush()?;
         drop(stdout);

@@ -78,7 +78,11 @@ pub fn credentials_for(path: &Path, host: &str) -> Result<Option<Credentials>, O
     };
     let config: DockerConfig = serde_json::from_str(&text)
         .map_err(|e| OciError::Config(format!("{}: {e}", path.display())))?;
-    let wanted = if host == "docker.io" { "index.docker.io" } else { host };
+    let wanted = if host == "docker.io" {
+        "index.docker.io"
+    } else {
+        host
+    };
     let Some(entry) = config
         .auths
         .iter()
@@ -100,10 +104,15 @@ pub fn credentials_for(path: &Path, host: &str) -> Result<Option<Credentials>, O
         .decode(auth.trim())
         .ok()
         .and_then(|bytes| String::from_utf8(bytes).ok())
-        .ok_or_else(|| OciError::Config(format!("{}: auth of {host} is not base64", path.display())))?;
-    let (username, password) = decoded
-        .split_once(':')
-        .ok_or_else(|| OciError::Config(format!("{}: auth of {host} is not user:password", path.display())))?;
+        .ok_or_else(|| {
+            OciError::Config(format!("{}: auth of {host} is not base64", path.display()))
+        })?;
+    let (username, password) = decoded.split_once(':').ok_or_else(|| {
+        OciError::Config(format!(
+            "{}: auth of {host} is not user:password",
+            path.display()
+        ))
+    })?;
     Ok(Some(Credentials {
         username: username.into(),
         password: password.into(),
@@ -187,11 +196,23 @@ mod tests {
         )
         .unwrap();
         let ghcr = credentials_for(&path, "ghcr.io").unwrap().unwrap();
-        assert_eq!((ghcr.username.as_str(), ghcr.password.as_str()), ("user", "pass"));
+        assert_eq!(
+            (ghcr.username.as_str(), ghcr.password.as_str()),
+            ("user", "pass")
+        );
         assert_eq!(ghcr.basic(), "Basic dXNlcjpwYXNz");
-        assert_eq!(credentials_for(&path, "127.0.0.1:5000").unwrap().unwrap().username, "u");
+        assert_eq!(
+            credentials_for(&path, "127.0.0.1:5000")
+                .unwrap()
+                .unwrap()
+                .username,
+            "u"
+        );
         assert_eq!(credentials_for(&path, "quay.io").unwrap(), None);
-        assert_eq!(credentials_for(&dir.join("missing.json"), "x").unwrap(), None);
+        assert_eq!(
+            credentials_for(&dir.join("missing.json"), "x").unwrap(),
+            None
+        );
         let _ = std::fs::remove_dir_all(&dir);
     }
 }

@@ -48,7 +48,11 @@ impl RegistryClient {
             .user_agent(concat!("sidecarset-host/", env!("CARGO_PKG_VERSION")))
             .build()
             .map_err(|e| http_error("cannot build the HTTP client", e))?;
-        let scheme = if reference.is_local() { "http" } else { "https" };
+        let scheme = if reference.is_local() {
+            "http"
+        } else {
+            "https"
+        };
         Ok(Self {
             http,
             base: format!("{scheme}://{}", reference.registry),
@@ -63,7 +67,10 @@ impl RegistryClient {
     }
 
     fn current_authorization(&self) -> Option<String> {
-        self.authorization.lock().unwrap_or_else(|e| e.into_inner()).clone()
+        self.authorization
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
     }
 
     /// Sends a request built by `build`; on 401 answers the challenge once and retries.
@@ -95,7 +102,11 @@ impl RegistryClient {
         if response.status() == StatusCode::UNAUTHORIZED {
             return Err(OciError::Unauthorized(format!(
                 "{context}: the registry refused the credentials{}",
-                if self.credentials.is_none() { " (none found in the Docker config)" } else { "" }
+                if self.credentials.is_none() {
+                    " (none found in the Docker config)"
+                } else {
+                    ""
+                }
             )));
         }
         Ok(response)
@@ -106,18 +117,24 @@ impl RegistryClient {
             .get(header::WWW_AUTHENTICATE)
             .and_then(|v| v.to_str().ok())
             .and_then(parse_challenge)
-            .ok_or_else(|| OciError::Unauthorized("401 without a usable WWW-Authenticate challenge".into()))?;
+            .ok_or_else(|| {
+                OciError::Unauthorized("401 without a usable WWW-Authenticate challenge".into())
+            })?;
         match challenge {
-            Challenge::Basic => self.credentials.as_ref().map(Credentials::basic).ok_or_else(|| {
-                OciError::Unauthorized(format!(
-                    "{} needs credentials: run `docker login` or add them to the Docker config",
-                    self.base
-                ))
-            }),
+            Challenge::Basic => self
+                .credentials
+                .as_ref()
+                .map(Credentials::basic)
+                .ok_or_else(|| {
+                    OciError::Unauthorized(format!(
+                        "{} needs credentials: run `docker login` or add them to the Docker config",
+                        self.base
+                    ))
+                }),
             Challenge::Bearer(params) => {
-                let realm = params
-                    .get("realm")
-                    .ok_or_else(|| OciError::Unauthorized("Bearer challenge without realm".into()))?;
+                let realm = params.get("realm").ok_or_else(|| {
+                    OciError::Unauthorized("Bearer challenge without realm".into())
+                })?;
                 let query: Vec<(&str, &str)> = ["service", "scope"]
                     .iter()
                     .filter_map(|k| params.get(*k).map(|v| (*k, v.as_str())))
@@ -126,7 +143,10 @@ impl RegistryClient {
                 if let Some(credentials) = &self.credentials {
                     request = request.header(header::AUTHORIZATION, credentials.basic());
                 }
-                let response = request.send().await.map_err(|e| http_error("token request", e))?;
+                let response = request
+                    .send()
+                    .await
+                    .map_err(|e| http_error("token request", e))?;
                 if !response.status().is_success() {
                     return Err(unexpected("token request", response).await);
                 }
@@ -149,7 +169,9 @@ impl RegistryClient {
     pub async fn upload_blob(&self, digest: &str, data: Bytes) -> Result<(), OciError> {
         let context = format!("upload of blob {digest}");
         let head = self
-            .send(&context, |http| http.head(self.url(&format!("blobs/{digest}"))))
+            .send(&context, |http| {
+                http.head(self.url(&format!("blobs/{digest}")))
+            })
             .await?;
         if head.status().is_success() {
             return Ok(());
@@ -164,7 +186,9 @@ impl RegistryClient {
             .headers()
             .get(header::LOCATION)
             .and_then(|v| v.to_str().ok())
-            .ok_or_else(|| OciError::Registry(format!("{context}: no Location in the upload answer")))?;
+            .ok_or_else(|| {
+                OciError::Registry(format!("{context}: no Location in the upload answer"))
+            })?;
         let mut upload = if location.starts_with('/') {
             format!("{}{location}", self.base)
         } else {
@@ -214,7 +238,8 @@ impl RegistryClient {
     /// The raw manifest bytes for a tag or digest.
     pub async fn get_manifest(&self, reference: &str, accept: &str) -> Result<Bytes, OciError> {
         let context = format!("download of manifest {reference}");
-        self.get(&context, &format!("manifests/{reference}"), accept).await
+        self.get(&context, &format!("manifests/{reference}"), accept)
+            .await
     }
 
     /// The raw bytes of a blob.
@@ -226,7 +251,8 @@ impl RegistryClient {
     async fn get(&self, context: &str, path: &str, accept: &str) -> Result<Bytes, OciError> {
         let response = self
             .send(context, |http| {
-                http.request(Method::GET, self.url(path)).header(header::ACCEPT, accept)
+                http.request(Method::GET, self.url(path))
+                    .header(header::ACCEPT, accept)
             })
             .await?;
         if !response.status().is_success() {

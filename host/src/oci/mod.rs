@@ -132,7 +132,10 @@ pub fn build_manifest(wasm: &[u8], config: &[u8]) -> Result<Vec<u8>, OciError> {
 }
 
 /// Credentials for the reference's registry from `docker_config` (or the default location).
-pub fn credentials(reference: &Reference, docker_config: Option<&Path>) -> Result<Option<Credentials>, OciError> {
+pub fn credentials(
+    reference: &Reference,
+    docker_config: Option<&Path>,
+) -> Result<Option<Credentials>, OciError> {
     let path = match docker_config {
         Some(path) if path.is_dir() => path.join("config.json"),
         Some(path) => path.to_path_buf(),
@@ -145,7 +148,11 @@ pub fn credentials(reference: &Reference, docker_config: Option<&Path>) -> Resul
 }
 
 /// Pushes `wasm`; returns the manifest digest.
-pub async fn push(wasm: &[u8], reference: &Reference, credentials: Option<Credentials>) -> Result<String, OciError> {
+pub async fn push(
+    wasm: &[u8],
+    reference: &Reference,
+    credentials: Option<Credentials>,
+) -> Result<String, OciError> {
     let tag = reference
         .tag
         .as_deref()
@@ -172,7 +179,10 @@ pub async fn push(wasm: &[u8], reference: &Reference, credentials: Option<Creden
 }
 
 /// Fetches the raw manifest of `reference`.
-pub async fn fetch_manifest(reference: &Reference, credentials: Option<Credentials>) -> Result<Bytes, OciError> {
+pub async fn fetch_manifest(
+    reference: &Reference,
+    credentials: Option<Credentials>,
+) -> Result<Bytes, OciError> {
     let client = RegistryClient::new(reference, credentials)?;
     client
         .get_manifest(reference.manifest_reference(), MANIFEST_MEDIA_TYPE)
@@ -180,7 +190,10 @@ pub async fn fetch_manifest(reference: &Reference, credentials: Option<Credentia
 }
 
 /// Pulls the policy module of `reference`, checking every digest.
-pub async fn pull(reference: &Reference, credentials: Option<Credentials>) -> Result<Vec<u8>, OciError> {
+pub async fn pull(
+    reference: &Reference,
+    credentials: Option<Credentials>,
+) -> Result<Vec<u8>, OciError> {
     let client = RegistryClient::new(reference, credentials)?;
     let raw = client
         .get_manifest(reference.manifest_reference(), MANIFEST_MEDIA_TYPE)
@@ -188,7 +201,9 @@ pub async fn pull(reference: &Reference, credentials: Option<Credentials>) -> Re
     if let Some(digest) = &reference.digest
         && sha256_digest(&raw) != *digest
     {
-        return Err(OciError::Artifact(format!("manifest digest mismatch: wanted {digest}")));
+        return Err(OciError::Artifact(format!(
+            "manifest digest mismatch: wanted {digest}"
+        )));
     }
     let manifest: Manifest = serde_json::from_slice(&raw)
         .map_err(|e| OciError::Artifact(format!("not an OCI image manifest: {e}")))?;
@@ -196,10 +211,17 @@ pub async fn pull(reference: &Reference, credentials: Option<Credentials>) -> Re
         .layers
         .iter()
         .find(|l| l.media_type == LAYER_MEDIA_TYPE)
-        .ok_or_else(|| OciError::Artifact(format!("no {LAYER_MEDIA_TYPE} layer: not a Kubewarden policy")))?;
+        .ok_or_else(|| {
+            OciError::Artifact(format!(
+                "no {LAYER_MEDIA_TYPE} layer: not a Kubewarden policy"
+            ))
+        })?;
     let wasm = client.get_blob(&layer.digest).await?;
     if sha256_digest(&wasm) != layer.digest || wasm.len() as u64 != layer.size {
-        return Err(OciError::Artifact(format!("layer {} does not match its digest or size", layer.digest)));
+        return Err(OciError::Artifact(format!(
+            "layer {} does not match its digest or size",
+            layer.digest
+        )));
     }
     Ok(wasm.to_vec())
 }

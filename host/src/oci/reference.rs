@@ -46,15 +46,20 @@ impl Reference {
         };
         let valid_component = |c: &str| {
             !c.is_empty()
-                && c.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b"._-".contains(&b))
+                && c.bytes()
+                    .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b"._-".contains(&b))
         };
         if !repository.split('/').all(valid_component) {
-            return Err(invalid("repository names are lower-case [a-z0-9._-] components"));
+            return Err(invalid(
+                "repository names are lower-case [a-z0-9._-] components",
+            ));
         }
         if let Some(tag) = &tag {
             let ok = !tag.is_empty()
                 && tag.len() <= 128
-                && tag.bytes().all(|b| b.is_ascii_alphanumeric() || b"._-".contains(&b));
+                && tag
+                    .bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b"._-".contains(&b));
             if !ok {
                 return Err(invalid("malformed tag"));
             }
@@ -115,7 +120,13 @@ mod tests {
         let r = Reference::parse(&format!("registry://localhost:1/p@{digest}")).unwrap();
         assert_eq!(r.manifest_reference(), digest);
         assert!(r.is_local());
-        for bad in ["registry://nohost", "registry:///x", "registry://h/UPPER", "registry://h/x:bad tag", "registry://h/x@md5:00"] {
+        for bad in [
+            "registry://nohost",
+            "registry:///x",
+            "registry://h/UPPER",
+            "registry://h/x:bad tag",
+            "registry://h/x@md5:00",
+        ] {
             assert!(Reference::parse(bad).is_err(), "{bad}");
         }
     }

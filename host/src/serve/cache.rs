@@ -31,7 +31,10 @@ pub fn sidecarset_resource() -> ApiResource {
 }
 
 /// The kinds the live caches hold.
-const WATCHED: [(&str, &str); 2] = [("apps.kruise.io/v1alpha1", "SidecarSet"), ("v1", "Namespace")];
+const WATCHED: [(&str, &str); 2] = [
+    ("apps.kruise.io/v1alpha1", "SidecarSet"),
+    ("v1", "Namespace"),
+];
 
 struct Shared {
     snapshot: RwLock<Arc<ClusterContext>>,
@@ -85,29 +88,51 @@ impl SharedContext {
     /// The current objects.
     pub fn snapshot(&self) -> Arc<ClusterContext> {
         // A poisoned lock still holds a complete Arc: keep serving it.
-        Arc::clone(&self.shared.snapshot.read().unwrap_or_else(|e| e.into_inner()))
+        Arc::clone(
+            &self
+                .shared
+                .snapshot
+                .read()
+                .unwrap_or_else(|e| e.into_inner()),
+        )
     }
 
     fn replace(&self, context: ClusterContext) {
-        *self.shared.snapshot.write().unwrap_or_else(|e| e.into_inner()) = Arc::new(context);
+        *self
+            .shared
+            .snapshot
+            .write()
+            .unwrap_or_else(|e| e.into_inner()) = Arc::new(context);
     }
 
-    fn check_watched(&self, namespace: &str, operation: &str, payload: &[u8]) -> Result<(), String> {
+    fn check_watched(
+        &self,
+        namespace: &str,
+        operation: &str,
+        payload: &[u8],
+    ) -> Result<(), String> {
         let Some(watched) = self.shared.watched else {
             return Ok(());
         };
         if namespace != "kubernetes" {
             return Ok(());
         }
-        let (api_version, kind) = match CallbackRequestType::from_host_call(namespace, operation, payload) {
-            Ok(
-                CallbackRequestType::KubernetesListResourceAll { api_version, kind, .. }
-                | CallbackRequestType::KubernetesListResourceNamespace { api_version, kind, .. }
-                | CallbackRequestType::KubernetesGetResource { api_version, kind, .. },
-            ) => (api_version, kind),
-            // Anything else is answered (and refused) by the context itself.
-            _ => return Ok(()),
-        };
+        let (api_version, kind) =
+            match CallbackRequestType::from_host_call(namespace, operation, payload) {
+                Ok(
+                    CallbackRequestType::KubernetesListResourceAll {
+                        api_version, kind, ..
+                    }
+                    | CallbackRequestType::KubernetesListResourceNamespace {
+                        api_version, kind, ..
+                    }
+                    | CallbackRequestType::KubernetesGetResource {
+                        api_version, kind, ..
+                    },
+                ) => (api_version, kind),
+                // Anything else is answered (and refused) by the context itself.
+                _ => return Ok(()),
+            };
         if watched.iter().any(|(v, k)| *v == api_version && *k == kind) {
             Ok(())
         } else {
@@ -119,7 +144,13 @@ impl SharedContext {
 }
 
 impl HostCallbacks for SharedContext {
-    fn call(&self, binding: &str, namespace: &str, operation: &str, payload: &[u8]) -> Result<Vec<u8>, String> {
+    fn call(
+        &self,
+        binding: &str,
+        namespace: &str,
+        operation: &str,
+        payload: &[u8],
+    ) -> Result<Vec<u8>, String> {
         self.check_watched(namespace, operation, payload)?;
         self.snapshot().call(binding, namespace, operation, payload)
     }
@@ -135,9 +166,15 @@ fn with_type(mut object: Value, api_version: &str, kind: &str) -> Value {
 
 fn rebuild(sidecarsets: &Store<DynamicObject>, namespaces: &Store<Namespace>) -> ClusterContext {
     let mut context = ClusterContext::default();
-    let sidecarsets = sidecarsets.state().into_iter().filter_map(|o| serde_json::to_value(&*o).ok());
+    let sidecarsets = sidecarsets
+        .state()
+        .into_iter()
+        .filter_map(|o| serde_json::to_value(&*o).ok());
     let sidecarsets = sidecarsets.map(|o| with_type(o, "apps.kruise.io/v1alpha1", "SidecarSet"));
-    let namespaces = namespaces.state().into_iter().filter_map(|o| serde_json::to_value(&*o).ok());
+    let namespaces = namespaces
+        .state()
+        .into_iter()
+        .filter_map(|o| serde_json::to_value(&*o).ok());
     let namespaces = namespaces.map(|o| with_type(o, "v1", "Namespace"));
     for object in sidecarsets.chain(namespaces) {
         if let Err(e) = context.insert(object, "watch cache") {
@@ -185,18 +222,25 @@ impl LiveCaches {
         let sidecarsets: Api<DynamicObject> = Api::all_with(client.clone(), &resource);
         let writer = reflector::store::Writer::new(resource);
         let sidecarset_store = writer.as_reader();
-        let sidecarset_stream = reflector::reflector(writer, watcher(sidecarsets, watcher::Config::default()))
-            .default_backoff();
+        let sidecarset_stream =
+            reflector::reflector(writer, watcher(sidecarsets, watcher::Config::default()))
+                .default_backoff();
 
         let namespaces: Api<Namespace> = Api::all(client);
         let (namespace_store, writer) = reflector::store();
         let namespace_stream =
-            reflector::reflector(writer, watcher(namespaces, watcher::Config::default())).default_backoff();
+            reflector::reflector(writer, watcher(namespaces, watcher::Config::default()))
+                .default_backoff();
 
         let tasks = vec![
             tokio::spawn(drive(sidecarset_stream, "SidecarSet", Arc::clone(&changed))),
             tokio::spawn(drive(namespace_stream, "Namespace", Arc::clone(&changed))),
-            tokio::spawn(Self::refresh(context.clone(), sidecarset_store, namespace_store, changed)),
+            tokio::spawn(Self::refresh(
+                context.clone(),
+                sidecarset_store,
+                namespace_store,
+                changed,
+            )),
         ];
         Self { context, tasks }
     }
@@ -207,7 +251,10 @@ impl LiveCaches {
         namespaces: Store<Namespace>,
         changed: Arc<Notify>,
     ) {
-        let (a, b) = tokio::join!(sidecarsets.wait_until_ready(), namespaces.wait_until_ready());
+        let (a, b) = tokio::join!(
+            sidecarsets.wait_until_ready(),
+            namespaces.wait_until_ready()
+        );
         if a.is_err() || b.is_err() {
             tracing::error!("a watch cache was dropped before it synced");
             return;

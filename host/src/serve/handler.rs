@@ -59,7 +59,10 @@ pub async fn handle(state: Arc<AppState>, role: Role, request: Request<Incoming>
     let response = match (request.method(), path.as_str()) {
         (&Method::GET, "/healthz") => text(StatusCode::OK, "ok\n"),
         (&Method::GET, "/readyz") if state.context.is_ready() => text(StatusCode::OK, "ready\n"),
-        (&Method::GET, "/readyz") => text(StatusCode::SERVICE_UNAVAILABLE, "not ready: caches not synced\n"),
+        (&Method::GET, "/readyz") => text(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "not ready: caches not synced\n",
+        ),
         (&Method::GET, "/metrics") => {
             let mut response = text(StatusCode::OK, state.metrics.render());
             response.headers_mut().insert(
@@ -71,9 +74,10 @@ pub async fn handle(state: Arc<AppState>, role: Role, request: Request<Incoming>
         (&Method::POST, p) if role == Role::Webhook && is_admission_path(p) => {
             admit(&state, request).await
         }
-        (_, p) if role == Role::Webhook && is_admission_path(p) => {
-            text(StatusCode::METHOD_NOT_ALLOWED, "admission requests must be POSTed\n")
-        }
+        (_, p) if role == Role::Webhook && is_admission_path(p) => text(
+            StatusCode::METHOD_NOT_ALLOWED,
+            "admission requests must be POSTed\n",
+        ),
         _ => text(StatusCode::NOT_FOUND, format!("no route for {path}\n")),
     };
     if response.status().is_client_error() || response.status().is_server_error() {
@@ -90,7 +94,10 @@ fn too_large(limit: usize) -> HttpResponse {
 }
 
 fn bad_request(message: impl std::fmt::Display) -> HttpResponse {
-    text(StatusCode::BAD_REQUEST, format!("malformed AdmissionReview: {message}\n"))
+    text(
+        StatusCode::BAD_REQUEST,
+        format!("malformed AdmissionReview: {message}\n"),
+    )
 }
 
 /// A parsed AdmissionReview: its apiVersion (echoed back) and its request.
@@ -101,9 +108,16 @@ struct Review {
 }
 
 fn parse_review(body: &[u8]) -> Result<Review, String> {
-    let mut review: Value = serde_json::from_slice(body).map_err(|e| format!("invalid JSON: {e}"))?;
-    let api_version = review.get("apiVersion").and_then(Value::as_str).unwrap_or_default();
-    if !matches!(api_version, "admission.k8s.io/v1" | "admission.k8s.io/v1beta1") {
+    let mut review: Value =
+        serde_json::from_slice(body).map_err(|e| format!("invalid JSON: {e}"))?;
+    let api_version = review
+        .get("apiVersion")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    if !matches!(
+        api_version,
+        "admission.k8s.io/v1" | "admission.k8s.io/v1beta1"
+    ) {
         return Err(format!(
             "apiVersion must be admission.k8s.io/v1, got {:?}",
             review.get("apiVersion").unwrap_or(&Value::Null)
@@ -124,12 +138,18 @@ fn parse_review(body: &[u8]) -> Result<Review, String> {
     if !request.get("kind").is_some_and(Value::is_object) {
         return Err("request.kind must be a GroupVersionKind object".into());
     }
-    Ok(Review { api_version, request })
+    Ok(Review {
+        api_version,
+        request,
+    })
 }
 
 /// The metrics label of the request's kind; `None` for kinds the policy does not handle.
 fn handled_kind(request: &Value) -> Option<&'static str> {
-    let group = request.pointer("/kind/group").and_then(Value::as_str).unwrap_or_default();
+    let group = request
+        .pointer("/kind/group")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
     match (group, request.pointer("/kind/kind").and_then(Value::as_str)) {
         ("", Some("Pod")) => Some("Pod"),
         ("apps.kruise.io", Some("SidecarSet")) => Some("SidecarSet"),
@@ -177,18 +197,35 @@ async fn admit(state: &Arc<AppState>, request: Request<Incoming>) -> HttpRespons
         Ok(body) => body,
         Err(response) => return response,
     };
-    let Review { api_version, request } = match parse_review(&body) {
+    let Review {
+        api_version,
+        request,
+    } = match parse_review(&body) {
         Ok(review) => review,
         Err(message) => return bad_request(message),
     };
-    let uid = request.get("uid").and_then(Value::as_str).unwrap_or_default().to_string();
+    let uid = request
+        .get("uid")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_string();
     let Some(kind) = handled_kind(&request) else {
         // The policy only handles Pods and SidecarSets: anything else passes unchanged.
         state.metrics.record_request("other", Verdict::Accepted);
-        return review_response(&api_version, AdmissionResponse { uid, allowed: true, ..Default::default() });
+        return review_response(
+            &api_version,
+            AdmissionResponse {
+                uid,
+                allowed: true,
+                ..Default::default()
+            },
+        );
     };
     if !state.context.is_ready() {
-        return text(StatusCode::SERVICE_UNAVAILABLE, "not ready: caches not synced\n");
+        return text(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "not ready: caches not synced\n",
+        );
     }
     let _in_flight = state.metrics.in_flight();
     let Ok(permit) = Arc::clone(&state.workers).acquire_owned().await else {
@@ -201,28 +238,38 @@ async fn admit(state: &Arc<AppState>, request: Request<Incoming>) -> HttpRespons
         let _permit = permit;
         let state = worker_state;
         let started = Instant::now();
-        let result = state.engine.validate(&request, &state.settings, &state.context);
+        let result = state
+            .engine
+            .validate(&request, &state.settings, &state.context);
         state.metrics.observe_latency(started.elapsed());
         match result {
-            Ok(validation) => {
-                AdmissionResponse::from_validation_response(uid.as_str(), request.get("object"), &validation)
-                    .map(|response| {
-                        let verdict = match (response.allowed, response.patch.is_some()) {
-                            (true, true) => Verdict::Mutated,
-                            (true, false) => Verdict::Accepted,
-                            (false, _) => Verdict::Rejected,
-                        };
-                        (response, verdict)
-                    })
-                    .unwrap_or_else(|e| {
-                        state.metrics.record_error("internal");
-                        (AdmissionResponse::reject_internal_server_error(uid.as_str(), e), Verdict::Error)
-                    })
-            }
+            Ok(validation) => AdmissionResponse::from_validation_response(
+                uid.as_str(),
+                request.get("object"),
+                &validation,
+            )
+            .map(|response| {
+                let verdict = match (response.allowed, response.patch.is_some()) {
+                    (true, true) => Verdict::Mutated,
+                    (true, false) => Verdict::Accepted,
+                    (false, _) => Verdict::Rejected,
+                };
+                (response, verdict)
+            })
+            .unwrap_or_else(|e| {
+                state.metrics.record_error("internal");
+                (
+                    AdmissionResponse::reject_internal_server_error(uid.as_str(), e),
+                    Verdict::Error,
+                )
+            }),
             Err(e) => {
                 tracing::warn!(uid = %uid, error = %e, "policy evaluation failed");
                 state.metrics.record_error(error_reason(&e));
-                (AdmissionResponse::from_engine_error(uid.as_str(), &e), Verdict::Error)
+                (
+                    AdmissionResponse::from_engine_error(uid.as_str(), &e),
+                    Verdict::Error,
+                )
             }
         }
     })
@@ -246,7 +293,13 @@ mod tests {
 
     #[test]
     fn admission_paths() {
-        for path in ["/", "/validate", "/mutate", "/validate/sidecarset", "/mutate/x"] {
+        for path in [
+            "/",
+            "/validate",
+            "/mutate",
+            "/validate/sidecarset",
+            "/mutate/x",
+        ] {
             assert!(is_admission_path(path), "{path}");
         }
         for path in ["/validate/", "/validate/a/b", "/audit/x", "/metrics"] {

@@ -102,9 +102,20 @@ impl Metrics {
     }
 
     fn render_into(&self, out: &mut String) -> std::fmt::Result {
-        writeln!(out, "# HELP sidecarset_host_admission_requests_total Admission requests by resource kind and verdict.")?;
-        writeln!(out, "# TYPE sidecarset_host_admission_requests_total counter")?;
-        for ((kind, verdict), n) in self.requests.lock().unwrap_or_else(|e| e.into_inner()).iter() {
+        writeln!(
+            out,
+            "# HELP sidecarset_host_admission_requests_total Admission requests by resource kind and verdict."
+        )?;
+        writeln!(
+            out,
+            "# TYPE sidecarset_host_admission_requests_total counter"
+        )?;
+        for ((kind, verdict), n) in self
+            .requests
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .iter()
+        {
             writeln!(
                 out,
                 "sidecarset_host_admission_requests_total{{kind=\"{}\",verdict=\"{}\"}} {n}",
@@ -112,18 +123,45 @@ impl Metrics {
                 verdict.label()
             )?;
         }
-        writeln!(out, "# HELP sidecarset_host_evaluation_errors_total Failed policy evaluations by reason.")?;
-        writeln!(out, "# TYPE sidecarset_host_evaluation_errors_total counter")?;
+        writeln!(
+            out,
+            "# HELP sidecarset_host_evaluation_errors_total Failed policy evaluations by reason."
+        )?;
+        writeln!(
+            out,
+            "# TYPE sidecarset_host_evaluation_errors_total counter"
+        )?;
         for (reason, n) in self.errors.lock().unwrap_or_else(|e| e.into_inner()).iter() {
-            writeln!(out, "sidecarset_host_evaluation_errors_total{{reason=\"{}\"}} {n}", escape(reason))?;
+            writeln!(
+                out,
+                "sidecarset_host_evaluation_errors_total{{reason=\"{}\"}} {n}",
+                escape(reason)
+            )?;
         }
-        writeln!(out, "# HELP sidecarset_host_http_errors_total Requests refused before evaluation, by HTTP status.")?;
+        writeln!(
+            out,
+            "# HELP sidecarset_host_http_errors_total Requests refused before evaluation, by HTTP status."
+        )?;
         writeln!(out, "# TYPE sidecarset_host_http_errors_total counter")?;
-        for (status, n) in self.http_errors.lock().unwrap_or_else(|e| e.into_inner()).iter() {
-            writeln!(out, "sidecarset_host_http_errors_total{{code=\"{status}\"}} {n}")?;
+        for (status, n) in self
+            .http_errors
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .iter()
+        {
+            writeln!(
+                out,
+                "sidecarset_host_http_errors_total{{code=\"{status}\"}} {n}"
+            )?;
         }
-        writeln!(out, "# HELP sidecarset_host_evaluation_duration_seconds Policy evaluation latency (fresh instance + validate).")?;
-        writeln!(out, "# TYPE sidecarset_host_evaluation_duration_seconds histogram")?;
+        writeln!(
+            out,
+            "# HELP sidecarset_host_evaluation_duration_seconds Policy evaluation latency (fresh instance + validate)."
+        )?;
+        writeln!(
+            out,
+            "# TYPE sidecarset_host_evaluation_duration_seconds histogram"
+        )?;
         for (bucket, bound) in self.buckets.iter().zip(BUCKETS) {
             writeln!(
                 out,
@@ -132,13 +170,26 @@ impl Metrics {
             )?;
         }
         let count = self.latency_count.load(Ordering::Relaxed);
-        writeln!(out, "sidecarset_host_evaluation_duration_seconds_bucket{{le=\"+Inf\"}} {count}")?;
+        writeln!(
+            out,
+            "sidecarset_host_evaluation_duration_seconds_bucket{{le=\"+Inf\"}} {count}"
+        )?;
         let sum = self.latency_sum_nanos.load(Ordering::Relaxed) as f64 / 1e9;
         writeln!(out, "sidecarset_host_evaluation_duration_seconds_sum {sum}")?;
-        writeln!(out, "sidecarset_host_evaluation_duration_seconds_count {count}")?;
-        writeln!(out, "# HELP sidecarset_host_in_flight_evaluations Evaluations running or queued for a worker.")?;
+        writeln!(
+            out,
+            "sidecarset_host_evaluation_duration_seconds_count {count}"
+        )?;
+        writeln!(
+            out,
+            "# HELP sidecarset_host_in_flight_evaluations Evaluations running or queued for a worker."
+        )?;
         writeln!(out, "# TYPE sidecarset_host_in_flight_evaluations gauge")?;
-        writeln!(out, "sidecarset_host_in_flight_evaluations {}", self.in_flight_now())?;
+        writeln!(
+            out,
+            "sidecarset_host_in_flight_evaluations {}",
+            self.in_flight_now()
+        )?;
         Ok(())
     }
 }
@@ -171,10 +222,16 @@ mod tests {
         metrics.record_error("deadline");
         metrics.observe_latency(Duration::from_micros(300));
         let text = metrics.render();
-        assert!(text.contains("sidecarset_host_admission_requests_total{kind=\"Pod\",verdict=\"mutated\"} 2"));
+        assert!(text.contains(
+            "sidecarset_host_admission_requests_total{kind=\"Pod\",verdict=\"mutated\"} 2"
+        ));
         assert!(text.contains("sidecarset_host_evaluation_errors_total{reason=\"deadline\"} 1"));
-        assert!(text.contains("sidecarset_host_evaluation_duration_seconds_bucket{le=\"0.00025\"} 0"));
-        assert!(text.contains("sidecarset_host_evaluation_duration_seconds_bucket{le=\"0.0005\"} 1"));
+        assert!(
+            text.contains("sidecarset_host_evaluation_duration_seconds_bucket{le=\"0.00025\"} 0")
+        );
+        assert!(
+            text.contains("sidecarset_host_evaluation_duration_seconds_bucket{le=\"0.0005\"} 1")
+        );
         assert!(text.contains("sidecarset_host_evaluation_duration_seconds_bucket{le=\"+Inf\"} 1"));
         assert!(text.contains("sidecarset_host_evaluation_duration_seconds_count 1"));
     }

@@ -130,7 +130,10 @@ pub async fn run(
     let Ok(graceful) = Arc::try_unwrap(graceful) else {
         return;
     };
-    if tokio::time::timeout(drain_timeout, graceful.shutdown()).await.is_err() {
+    if tokio::time::timeout(drain_timeout, graceful.shutdown())
+        .await
+        .is_err()
+    {
         tracing::warn!("drain timeout reached; closing the remaining connections");
     }
 }
@@ -141,7 +144,11 @@ async fn accept_loop(
     graceful: Arc<GracefulShutdown>,
     mut stop: tokio::sync::watch::Receiver<bool>,
 ) {
-    let Endpoint { listener, tls, role } = endpoint;
+    let Endpoint {
+        listener,
+        tls,
+        role,
+    } = endpoint;
     loop {
         let accepted = tokio::select! {
             accepted = listener.accept() => accepted,
@@ -164,7 +171,9 @@ async fn accept_loop(
         tokio::spawn(async move {
             let service = service_fn(move |request| {
                 let state = Arc::clone(&state);
-                async move { Ok::<_, std::convert::Infallible>(handler::handle(state, role, request).await) }
+                async move {
+                    Ok::<_, std::convert::Infallible>(handler::handle(state, role, request).await)
+                }
             });
             let mut builder = http1::Builder::new();
             builder
@@ -172,7 +181,12 @@ async fn accept_loop(
                 .header_read_timeout(Duration::from_secs(30));
             match tls {
                 Some(acceptor) => {
-                    let stream = match tokio::time::timeout(Duration::from_secs(10), acceptor.accept(stream)).await {
+                    let stream = match tokio::time::timeout(
+                        Duration::from_secs(10),
+                        acceptor.accept(stream),
+                    )
+                    .await
+                    {
                         Ok(Ok(stream)) => stream,
                         Ok(Err(e)) => {
                             tracing::debug!(error = %e, "TLS handshake failed");
