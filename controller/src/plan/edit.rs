@@ -1,0 +1,115 @@
+//! A planned pod change, turned into one guarded RFC 6902 patch.
+
+use super::{PlanError, PodUpdate, UpdateKind, pod};
+use json_patch::jsonptr::PointerBuf;
+use json_patch::{AddOperation, Patch, PatchOperation, ReplaceOperation, TestOperation};
+use k8s_openapi::api::core::v1::Pod;
+use serde_json::Value;
+use sidecarset_policy::annotations::{
+    INPLACE_UPDATE_STATE, InPlaceUpdateState, InPlaceUpdateStates,
+};
+use sidecarset_policy::selector::Labels;
+
+/// New images by container name, and the pod's annotations as they should end up.
+pub(crate) struct PodEdit {
+    pub images: Vec<(String, String)>,
+    pub annotations: Labels,
+}
+
+impl PodEdit {
+    pub fn changed_containers(&self) -> Vec<String> {
+        self.images.iter().map(|(name, _)| name.clone()).collect()
+    }
+
+    /// `test` the resourceVersion, then replace images, then add/replace changed annotations.
+    pub fn into_update(self, pod: &Pod, kind: UpdateKind) -> Result<PodUpdate, PlanError> {
+        let resource_version = pod
+            .metadata
+            .resource_version
+            .as_deref()
+            .ok_or(PlanError::MissingResourceVersion)?;
+        let mut operations = vec![PatchOperation::Test(TestOperation {
+            path: PointerBuf::from_tokens(["metadata", "resourceVersion"]),
+            value: Value::String(resource_version.to_string()),
+        })];
+        for (name, image) in &self.images {
+            let index = pod::containers(pod)
+                .iter()
+                .position(|c| &c.name == name)
+                .ok_or_else(|| PlanError::MissingContainer(name.clone()))?;
+            let path = PointerBuf::from_tokens([
+                "spec".to_string(),
+                "containers".to_string(),
+                index.to_string(),
+                "image".to_string(),
+            ]);
+            let value = Value::String(image.clone());
+            operations.push(match pod::containers(pod)[index].image {
+                Some(_) => PatchOperation::Replace(ReplaceOperation { path, value }),
+                None => PatchOperation::Add(AddOperation { path, value }),
+            });
+        }
+        match &pod.metadata.annotations {
+            None => operations.push(PatchOperation::Add(AddOperation {
+                path: PointerBuf::from_tokens(["metadata", "annotations"]),
+                value: serde_json::to_value(&self.annotations).unwrap_or_default(),
+            })),
+            Some(existing) => {
+                for (key, value) in &self.annotations {
+                    let path = PointerBuf::from_tokens(["metadata", "annotations", key.as_str()]);
+                    let value = Value::String(value.clone());
+                    match existing.get(key) {
+                        Some(old) if old == value.as_str().unwrap_or_default() => {}
+                        Some(_) => operations
+                            .push(PatchOperation::Replace(ReplaceOperation { path, value })),
+                        None => operations.push(PatchOperation::Add(AddOperation { path, value })),
+                    }
+                }
+            }
+        }
+        Ok(PodUpdate {
+            namespace: pod::namespace(pod).to_string(),
+            name: pod::name(pod).to_string(),
+            uid: pod::uid(pod).to_string(),
+            kind,
+            changed_containers: self.changed_containers(),
+            patch: Patch(operations),
+        })
+    }
+}
+
+/// §5.9c: record the imageIDs the changed containers run now, so completion can be detected.
+/// Bad JSON starts a new map; an existing entry keeps its revision and timestamp.
+pub(crate) fn record_update_state(
+    annotations: &mut Labels,
+    pod: &Pod,
+    sidecarset: &str,
+    revision: &str,
+    changed: &[String],
+    now: &str,
+) {
+    let mut states: InPlaceUpdateStates = annotations
+        .get(INPLACE_UPDATE_STATE)
+        .and_then(|value| serde_json::from_str(value).ok())
+        .unwrap_or_default();
+    let state = states
+        .entry(sidecarset.to_string())
+        .or_insert_with(|| InPlaceUpdateState {
+            revision: revision.to_string(),
+            update_timestamp: Some(now.to_string()),
+            last_container_statuses: Default::default(),
+        });
+    for name in changed {
+        let image_id = pod::container_status(pod, name)
+            .map(|s| s.image_id.clone())
+            .unwrap_or_default();
+        state.last_container_statuses.insert(
+            name.clone(),
+            sidecarset_policy::annotations::InPlaceUpdateContainerStatus { image_id },
+        );
+    }
+    annotations.insert(
+        INPLACE_UPDATE_STATE.to_string(),
+        sidecarset_policy::annotations::to_json(&states),
+    );
+}

@@ -1,0 +1,344 @@
+//! §5.8.1 filter and §5.8.2 sort of the wait list: default ActivePods order, priority, scatter.
+
+use super::context::{PodView, SidecarSetContext};
+use super::pod;
+use super::predicates::{Upgradability, upgradability};
+use k8s_openapi::api::core::v1::Pod;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+use sidecarset_policy::api::{ScatterTerm, SidecarSetUpdateStrategy, UpdatePriorityStrategy};
+use sidecarset_policy::selector;
+use std::cmp::Ordering;
+
+/// Indices into the matched pods.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub(crate) struct Selection {
+    pub wait: Vec<usize>,
+    pub not_upgradable: Vec<usize>,
+}
+
+/// §5.8.1: not updated, selected by the canary selector, then split by upgradability.
+pub(crate) fn filter(context: &SidecarSetContext, matched: &[PodView]) -> Selection {
+    let canary = context.sidecarset.spec.update_strategy.selector.as_ref();
+    let mut selection = Selection::default();
+    for (index, view) in matched.iter().enumerate() {
+        if view.updated {
+            continue;
+        }
+        // An invalid selector selects nothing.
+        if let Some(canary) = canary
+            && !selector::matches(canary, pod::labels(view.pod)).unwrap_or(false)
+        {
+            continue;
+        }
+        match upgradability(context, view) {
+            Upgradability::Upgradable => selection.wait.push(index),
+            Upgradability::NotUpgradable => selection.not_upgradable.push(index),
+            Upgradability::InFlight => {}
+        }
+    }
+    selection
+}
+
+/// §5.8.2: sort `wait` (indices into `matched`) in upgrade order.
+pub(crate) fn sort(
+    strategy: &SidecarSetUpdateStrategy,
+    matched: &[PodView],
+    wait: &mut Vec<usize>,
+) {
+    sort_active_pods(matched, wait);
+    if let Some(priority) = &strategy.priority_strategy {
+        sort_by_priority(priority, matched, wait);
+    }
+    if !strategy.scatter_strategy.is_empty() {
+        let terms = expand_scatter_terms(&strategy.scatter_strategy, matched);
+        scatter(&terms, matched, wait);
+    }
+}
+
+/// The ActivePods sort key of one pod, precomputed so sorting does not re-scan statuses.
+struct ActiveKey<'p> {
+    unassigned: bool,
+    phase_rank: u8,
+    ready: bool,
+    /// Ready condition lastTransitionTime when ready; `None` is Go's zero time.
+    ready_since: Option<&'p Time>,
+    restarts: (i32, i32),
+    created: Option<&'p Time>,
+    namespace: &'p str,
+    name: &'p str,
+}
+
+impl<'p> ActiveKey<'p> {
+    fn of(pod: &'p Pod) -> Self {
+        let ready = pod::is_ready(pod);
+        let ready_since = pod::condition(pod, pod::CONDITION_READY)
+            .filter(|_| ready)
+            .and_then(|c| c.last_transition_time.as_ref());
+        ActiveKey {
+            unassigned: pod
+                .spec
+                .as_ref()
+                .and_then(|s| s.node_name.as_deref())
+                .is_none_or(str::is_empty),
+            phase_rank: match pod::phase(pod) {
+                "Unknown" => 1,
+                "Running" => 2,
+                _ => 0,
+            },
+            ready,
+            ready_since,
+            restarts: max_restarts(pod),
+            created: pod.metadata.creation_timestamp.as_ref(),
+            namespace: pod::namespace(pod),
+            name: pod::name(pod),
+        }
+    }
+}
+
+/// (max regular container restarts, max native-sidecar init container restarts).
+fn max_restarts(pod: &Pod) -> (i32, i32) {
+    let regular = pod::container_statuses(pod)
+        .iter()
+        .map(|s| s.restart_count)
+        .max()
+        .unwrap_or(0)
+        .max(0);
+    let native: Vec<&str> = pod::init_containers(pod)
+        .iter()
+        .filter(|c| c.restart_policy.as_deref() == Some("Always"))
+        .map(|c| c.name.as_str())
+        .collect();
+    let sidecar = pod::init_container_statuses(pod)
+        .iter()
+        .filter(|s| native.contains(&s.name.as_str()))
+        .map(|s| s.restart_count)
+        .max()
+        .unwrap_or(0)
+        .max(0);
+    (regular, sidecar)
+}
+
+/// afterOrZero: a zero time first, then the later time first.
+fn newer_or_zero_first(a: Option<&Time>, b: Option<&Time>) -> Ordering {
+    match (a, b) {
+        (None, None) => Ordering::Equal,
+        (None, Some(_)) => Ordering::Less,
+        (Some(_), None) => Ordering::Greater,
+        (Some(a), Some(b)) => b.0.cmp(&a.0),
+    }
+}
+
+fn compare_active(a: &ActiveKey, b: &ActiveKey) -> Ordering {
+    // Only "one unassigned, one assigned" orders; two different nodes tie.
+    b.unassigned
+        .cmp(&a.unassigned)
+        .then(a.phase_rank.cmp(&b.phase_rank))
+        .then(a.ready.cmp(&b.ready))
+        .then_with(|| {
+            if a.ready && b.ready {
+                newer_or_zero_first(a.ready_since, b.ready_since)
+            } else {
+                Ordering::Equal
+            }
+        })
+        .then(b.restarts.0.cmp(&a.restarts.0))
+        .then(b.restarts.1.cmp(&a.restarts.1))
+        .then_with(|| newer_or_zero_first(a.created, b.created))
+        .then_with(|| a.namespace.cmp(b.namespace))
+        .then_with(|| a.name.cmp(b.name))
+}
+
+/// Step 1, with the final namespace/name tie-break that makes the order total.
+fn sort_active_pods(matched: &[PodView], wait: &mut [usize]) {
+    let mut keyed: Vec<(ActiveKey, usize)> = wait
+        .iter()
+        .map(|&i| (ActiveKey::of(matched[i].pod), i))
+        .collect();
+    keyed.sort_by(|(a, _), (b, _)| compare_active(a, b));
+    for (slot, (_, index)) in wait.iter_mut().zip(keyed) {
+        *slot = index;
+    }
+}
+
+/// Step 2: weight terms (higher sum first) win over order terms; both are stable re-sorts.
+fn sort_by_priority(priority: &UpdatePriorityStrategy, matched: &[PodView], wait: &mut [usize]) {
+    if !priority.weight_priority.is_empty() {
+        let weight = |index: usize| -> i64 {
+            let labels = pod::labels(matched[index].pod);
+            priority
+                .weight_priority
+                .iter()
+                .filter(|term| selector::matches(&term.match_selector, labels).unwrap_or(false))
+                .map(|term| i64::from(term.weight))
+                .sum()
+        };
+        wait.sort_by_cached_key(|&index| std::cmp::Reverse(weight(index)));
+    } else if !priority.order_priority.is_empty() {
+        let order = |index: usize| -> (i64, std::cmp::Reverse<i64>) {
+            let labels = pod::labels(matched[index].pod);
+            priority
+                .order_priority
+                .iter()
+                .enumerate()
+                .find_map(|(level, term)| {
+                    labels.get(&term.ordered_key).map(|value| {
+                        let level = i64::try_from(level).unwrap_or(i64::MAX);
+                        (level, std::cmp::Reverse(trailing_integer(value)))
+                    })
+                })
+                // Pods with none of the keys come first (level -1), as upstream does.
+                .unwrap_or((-1, std::cmp::Reverse(0)))
+        };
+        wait.sort_by_cached_key(|&index| order(index));
+    }
+}
+
+/// The integer at the end of a label value (`sts-10` → 10); 0 when none or out of range.
+fn trailing_integer(value: &str) -> i64 {
+    let digits = value.bytes().rev().take_while(u8::is_ascii_digit).count();
+    value[value.len() - digits..].parse().unwrap_or(0)
+}
+
+/// `key=*` becomes one term per value of `key` among the matched pods, first seen first.
+pub(crate) fn expand_scatter_terms(terms: &[ScatterTerm], matched: &[PodView]) -> Vec<ScatterTerm> {
+    let mut expanded: Vec<ScatterTerm> = Vec::new();
+    let mut insert = |term: ScatterTerm| {
+        if !expanded.contains(&term) {
+            expanded.push(term);
+        }
+    };
+    for term in terms {
+        if term.value != "*" {
+            insert(term.clone());
+            continue;
+        }
+        for view in matched {
+            if let Some(value) = pod::labels(view.pod).get(&term.key) {
+                insert(ScatterTerm {
+                    key: term.key.clone(),
+                    value: value.clone(),
+                });
+            }
+        }
+    }
+    expanded
+}
+
+fn carries(pod: &Pod, term: &ScatterTerm) -> bool {
+    pod::labels(pod).get(&term.key).map_or("", String::as_str) == term.value
+}
+
+/// Step 3: the scatter sorter.
+fn scatter(terms: &[ScatterTerm], matched: &[PodView], wait: &mut Vec<usize>) {
+    if terms.is_empty() || wait.len() <= 1 {
+        return;
+    }
+    let ordered: Vec<&ScatterTerm> = if terms.len() == 1 {
+        terms.iter().collect()
+    } else {
+        let mut counted: Vec<(&ScatterTerm, usize)> = terms
+            .iter()
+            .map(|term| {
+                let count = wait
+                    .iter()
+                    .filter(|&&i| pod::labels(matched[i].pod).get(&term.key) == Some(&term.value))
+                    .count();
+                (term, count)
+            })
+            .filter(|(_, count)| *count > 0)
+            .collect();
+        counted.sort_by_key(|(_, count)| std::cmp::Reverse(*count));
+        counted.into_iter().map(|(term, _)| term).collect()
+    };
+    for term in ordered {
+        *wait = scatter_by_term(term, matched, wait);
+    }
+}
+
+fn round_half_away(value: f64) -> usize {
+    // The inputs are pod counts (≥ 0), so the rounded value fits a usize.
+    value.round() as usize
+}
+
+/// newScatterGroup: (groups, matched per group, unmatched per group).
+fn scatter_group(matched: usize, unmatched: usize) -> (usize, usize, usize) {
+    let groups = matched.min(unmatched);
+    if groups == 0 {
+        return (0, 0, 0);
+    }
+    (
+        groups,
+        round_half_away(matched as f64 / groups as f64),
+        round_half_away(unmatched as f64 / groups as f64),
+    )
+}
+
+fn scatter_by_term(term: &ScatterTerm, matched: &[PodView], wait: &[usize]) -> Vec<usize> {
+    let (mut wait_matched, wait_unmatched): (Vec<usize>, Vec<usize>) =
+        wait.iter().partition(|&&i| carries(matched[i].pod, term));
+    if wait_matched.len() <= 1 || wait_unmatched.len() <= 1 {
+        return wait.to_vec();
+    }
+    let total_matched = matched.iter().filter(|v| carries(v.pod, term)).count();
+    let total_unmatched = matched.len() - total_matched;
+    let Some(held_back) = wait_matched.pop() else {
+        return wait.to_vec();
+    };
+    let total_matched = total_matched.saturating_sub(1);
+
+    // float32 division as upstream; x/0 is +Inf and so always ≥.
+    let total_ratio = total_unmatched as f32 / total_matched as f32;
+    let wait_ratio = wait_unmatched.len() as f32 / wait_matched.len() as f32;
+    let (groups, matched_size, unmatched_size, remainder) = if total_ratio >= wait_ratio {
+        let (groups, m, u) = scatter_group(wait_matched.len(), wait_unmatched.len());
+        (groups, m, u, 0)
+    } else {
+        let (_, m, u) = scatter_group(total_matched, total_unmatched);
+        if m == 0 || u == 0 {
+            return wait.to_vec();
+        }
+        let groups = (wait_matched.len() / m).min(wait_unmatched.len() / u);
+        (groups, m, u, wait_unmatched.len() - groups * u)
+    };
+
+    let mut out = Vec::with_capacity(wait.len());
+    let mut unmatched_rest = wait_unmatched.as_slice();
+    let mut matched_rest = wait_matched.as_slice();
+    let (head, tail) = unmatched_rest.split_at(remainder.min(unmatched_rest.len()));
+    out.extend_from_slice(head);
+    unmatched_rest = tail;
+    let migrate = |rest: &mut &[usize], size: usize, out: &mut Vec<usize>| {
+        let (head, tail) = rest.split_at(size.min(rest.len()));
+        out.extend_from_slice(head);
+        *rest = tail;
+    };
+    for _ in 0..groups {
+        migrate(&mut matched_rest, matched_size, &mut out);
+        migrate(&mut unmatched_rest, unmatched_size, &mut out);
+    }
+    out.extend_from_slice(matched_rest);
+    out.extend_from_slice(unmatched_rest);
+    out.push(held_back);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn trailing_integers() {
+        assert_eq!(trailing_integer("sts-10"), 10);
+        assert_eq!(trailing_integer("20"), 20);
+        assert_eq!(trailing_integer("abc"), 0);
+        assert_eq!(trailing_integer(""), 0);
+        assert_eq!(trailing_integer("x99999999999999999999999"), 0);
+    }
+
+    #[test]
+    fn scatter_groups_round_half_away_from_zero() {
+        assert_eq!(scatter_group(3, 2), (2, 2, 1));
+        assert_eq!(scatter_group(5, 2), (2, 3, 1));
+        assert_eq!(scatter_group(0, 2), (0, 0, 0));
+    }
+}
