@@ -52,9 +52,24 @@ impl Verdict {
     }
 }
 
+/// The largest `validate` payload decoded: the API server refuses bodies over 3 MiB, and this
+/// keeps a hostile input far below the host's memory cap instead of trapping on it.
+pub const MAX_REQUEST_BYTES: usize = 4 * 1024 * 1024;
+
+/// The verdict for a payload over [`MAX_REQUEST_BYTES`].
+pub fn too_large(bytes: usize) -> Verdict {
+    Verdict::reject(
+        format!(
+            "the admission request is {bytes} bytes; this policy accepts at most \
+             {MAX_REQUEST_BYTES} (the API server itself refuses request bodies over 3 MiB)"
+        ),
+        413,
+    )
+}
+
 /// Decide one AdmissionRequest. `now` is the RFC 3339 time written into hash annotations.
 pub fn evaluate(
-    request: &Value,
+    mut request: Value,
     settings: &Settings,
     cluster: &mut dyn Cluster,
     now: &str,
@@ -67,30 +82,36 @@ pub fn evaluate(
             .pointer(pointer)
             .and_then(Value::as_str)
             .unwrap_or("")
+            .to_string()
     };
     if !text("/subResource").is_empty() {
         return Verdict::accept();
     }
     let operation = text("/operation");
-    match (text("/kind/group"), text("/kind/kind")) {
-        ("", "Pod") if operation == "CREATE" => admit_pod(request, settings, cluster, now),
-        ("apps.kruise.io", "SidecarSet") if matches!(operation, "CREATE" | "UPDATE") => {
-            admit_sidecarset(request, settings, cluster)
+    match (text("/kind/group").as_str(), text("/kind/kind").as_str()) {
+        ("", "Pod") if operation == "CREATE" => admit_pod(&mut request, settings, cluster, now),
+        ("apps.kruise.io", "SidecarSet") if matches!(operation.as_str(), "CREATE" | "UPDATE") => {
+            admit_sidecarset(&request, settings, cluster)
         }
         _ => Verdict::accept(),
     }
 }
 
 fn admit_pod(
-    request: &Value,
+    request: &mut Value,
     settings: &Settings,
     cluster: &mut dyn Cluster,
     now: &str,
 ) -> Verdict {
-    let Some(object) = request.get("object").filter(|o| o.is_object()) else {
+    // Taken, not cloned: a large pod is then held once in guest memory.
+    let mut pod = request
+        .get_mut("object")
+        .map(Value::take)
+        .unwrap_or(Value::Null);
+    if !pod.is_object() {
         return Verdict::reject("pod CREATE request without an object", 400);
-    };
-    if !is_active(object) {
+    }
+    if !is_active(&pod) {
         return Verdict::accept();
     }
     let mut warnings = Vec::new();
@@ -98,22 +119,18 @@ fn admit_pod(
         Ok(list) => list,
         Err(message) => return Verdict::reject(message, 500),
     };
-    let namespace = [
-        object.pointer("/metadata/namespace"),
-        request.get("namespace"),
-    ]
-    .into_iter()
-    .flatten()
-    .filter_map(Value::as_str)
-    .find(|n| !n.is_empty())
-    .unwrap_or("default");
-    let labels = inject::pod::labels(object);
+    let namespace = [pod.pointer("/metadata/namespace"), request.get("namespace")]
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .find(|n| !n.is_empty())
+        .unwrap_or("default");
+    let labels = inject::pod::labels(&pod);
     let mut lookup = |name: &str| cluster.namespace_labels(name);
     let matched = match inject::select(namespace, &labels, &sidecarsets, &mut lookup) {
         Ok(matched) => matched,
         Err(error) => return Verdict::reject(error.to_string(), 400),
     };
-    let mut pod = object.clone();
     let outcome = match inject::inject(&mut pod, &matched, now) {
         Ok(true) => Outcome::Mutate(pod),
         Ok(false) => Outcome::Accept,

@@ -1,7 +1,9 @@
 //! The Kubewarden waPC entry: decode, call the pure functions, encode. Never panics.
 
 use crate::annotations::rfc3339;
-use crate::evaluate::{Cluster, Outcome, evaluate, validate_settings};
+use crate::evaluate::{
+    Cluster, MAX_REQUEST_BYTES, Outcome, Verdict, evaluate, too_large, validate_settings,
+};
 use crate::selector::Labels;
 use crate::settings::Settings;
 use guest::prelude::*;
@@ -20,7 +22,10 @@ pub extern "C" fn wapc_init() {
 }
 
 fn validate(payload: &[u8]) -> CallResult {
-    let input: Value = match serde_json::from_slice(payload) {
+    if payload.len() > MAX_REQUEST_BYTES {
+        return respond(too_large(payload.len()));
+    }
+    let mut input: Value = match serde_json::from_slice(payload) {
         Ok(input) => input,
         Err(error) => {
             return respond_reject(format!("invalid ValidationRequest JSON: {error}"), 400);
@@ -30,9 +35,15 @@ fn validate(payload: &[u8]) -> CallResult {
         Ok(settings) => settings,
         Err(error) => return respond_reject(error.to_string(), 400),
     };
-    let request = input.get("request").unwrap_or(&Value::Null);
+    let request = input
+        .get_mut("request")
+        .map(Value::take)
+        .unwrap_or(Value::Null);
     let mut cluster = HostCluster::default();
-    let verdict = evaluate(request, &settings, &mut cluster, &now());
+    respond(evaluate(request, &settings, &mut cluster, &now()))
+}
+
+fn respond(verdict: Verdict) -> CallResult {
     let warnings = (!verdict.warnings.is_empty()).then_some(verdict.warnings);
     let response = match verdict.outcome {
         Outcome::Accept => json!({"accepted": true, "warnings": warnings}),

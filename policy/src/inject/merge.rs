@@ -8,8 +8,8 @@ use std::collections::BTreeSet;
 
 /// A pod container with a sidecar's name is replaced in place; new ones go before or after
 /// the pod's own, by `podInjectPolicy` (anything but BeforeAppContainer means after).
-pub(crate) fn merge_containers(existing: &[Value], injected: Vec<Injected>) -> Vec<Value> {
-    let mut result = existing.to_vec();
+pub(crate) fn merge_containers(existing: Vec<Value>, injected: Vec<Injected>) -> Vec<Value> {
+    let mut result = existing;
     let mut before = Vec::new();
     let mut after = Vec::new();
     for item in injected {
@@ -28,11 +28,10 @@ pub(crate) fn merge_containers(existing: &[Value], injected: Vec<Injected>) -> V
 }
 
 /// Append items whose `name` is not present yet (the pod's own win; then first wins).
-pub(crate) fn merge_by_name(existing: &[Value], injected: Vec<Value>) -> Vec<Value> {
+pub(crate) fn merge_by_name(existing: Vec<Value>, injected: Vec<Value>) -> Vec<Value> {
     let mut seen = BTreeSet::new();
     existing
-        .iter()
-        .cloned()
+        .into_iter()
         .chain(injected)
         .filter(|item| seen.insert(str_of(item, "name").to_string()))
         .collect()
@@ -73,12 +72,12 @@ mod tests {
             json!({"name": "sidecar-2"}),
         ];
         assert_eq!(
-            names(&merge_containers(&app, sorted_all())),
+            names(&merge_containers(app.to_vec(), sorted_all())),
             ["new-sidecar-1", "app-container", "sidecar-1", "sidecar-2"]
         );
         assert_eq!(
             names(&merge_containers(
-                &app,
+                app.to_vec(),
                 vec![injected("new-sidecar-1", "BeforeAppContainer")]
             )),
             ["new-sidecar-1", "app-container"]
@@ -90,19 +89,19 @@ mod tests {
             ]
         };
         assert_eq!(
-            names(&merge_containers(&app, two())),
+            names(&merge_containers(app.to_vec(), two())),
             ["app-container", "sidecar-1", "sidecar-2"]
         );
         assert_eq!(
-            names(&merge_containers(&all, two())),
+            names(&merge_containers(all.to_vec(), two())),
             ["sidecar-1", "app-container", "sidecar-2"]
         );
         assert_eq!(
-            names(&merge_containers(&all, sorted_all())),
+            names(&merge_containers(all.to_vec(), sorted_all())),
             ["new-sidecar-1", "sidecar-1", "app-container", "sidecar-2"]
         );
         assert_eq!(
-            names(&merge_containers(&[], sorted_all())),
+            names(&merge_containers(Vec::new(), sorted_all())),
             ["new-sidecar-1", "sidecar-1", "sidecar-2"]
         );
     }
@@ -118,11 +117,11 @@ mod tests {
             ]
         };
         assert_eq!(
-            names(&merge_containers(&[], plain())),
+            names(&merge_containers(Vec::new(), plain())),
             ["a-init", "b-init", "c-init"]
         );
         assert_eq!(
-            names(&merge_containers(&origins, plain())),
+            names(&merge_containers(origins.to_vec(), plain())),
             ["app1-init", "app2-init", "a-init", "b-init", "c-init"]
         );
         let mixed = vec![
@@ -131,7 +130,7 @@ mod tests {
             injected("c-init", "BeforeAppContainer"),
         ];
         assert_eq!(
-            names(&merge_containers(&origins, mixed)),
+            names(&merge_containers(origins.to_vec(), mixed)),
             ["b-init", "c-init", "app1-init", "app2-init", "a-init"]
         );
     }
@@ -140,7 +139,7 @@ mod tests {
     fn secrets_merge_dedupes() {
         let secret = |n: &str| json!({"name": n});
         let pod = [secret("s2"), secret("s3"), secret("s3")];
-        let merged = merge_by_name(&pod, vec![secret("s0"), secret("s1"), secret("s2")]);
+        let merged = merge_by_name(pod.to_vec(), vec![secret("s0"), secret("s1"), secret("s2")]);
         assert_eq!(names(&merged), ["s2", "s3", "s0", "s1"]);
     }
 }

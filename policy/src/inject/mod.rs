@@ -88,21 +88,35 @@ pub fn inject(
     }
 
     built.init_containers.sort_by(|a, b| a.name().cmp(b.name()));
-    let init_containers =
-        merge::merge_containers(pod::spec_list(pod, "initContainers"), built.init_containers);
-    let containers = merge::merge_containers(pod::spec_list(pod, "containers"), built.containers);
-    let volumes = merge::merge_by_name(pod::spec_list(pod, "volumes"), built.volumes);
-    let secrets = merge::merge_by_name(pod::spec_list(pod, "imagePullSecrets"), built.secrets);
-
-    pod::set_spec_list(pod, "containers", containers)?;
-    if !init_containers.is_empty() {
-        pod::set_spec_list(pod, "initContainers", init_containers)?;
-    }
-    if !volumes.is_empty() {
-        pod::set_spec_list(pod, "volumes", volumes)?;
-    }
-    if !secrets.is_empty() {
-        pod::set_spec_list(pod, "imagePullSecrets", secrets)?;
+    // The pod's lists are moved out and back, never cloned: pods can be large.
+    let init = pod::take_spec_list(pod, "initContainers");
+    let containers = pod::take_spec_list(pod, "containers");
+    let volumes = pod::take_spec_list(pod, "volumes");
+    let secrets = pod::take_spec_list(pod, "imagePullSecrets");
+    let merged = [
+        (
+            "initContainers",
+            merge::merge_containers(init.items, built.init_containers),
+            init.present,
+        ),
+        (
+            "containers",
+            merge::merge_containers(containers.items, built.containers),
+            true,
+        ),
+        (
+            "volumes",
+            merge::merge_by_name(volumes.items, built.volumes),
+            volumes.present,
+        ),
+        (
+            "imagePullSecrets",
+            merge::merge_by_name(secrets.items, built.secrets),
+            secrets.present,
+        ),
+    ];
+    for (key, list, present) in merged {
+        pod::restore_spec_list(pod, key, list, present)?;
     }
     annotations.extend(built.annotations);
     pod::set_annotations(pod, &annotations)?;

@@ -139,6 +139,48 @@ pub(crate) fn set_annotations(pod: &mut Value, annotations: &Labels) -> Result<(
     Ok(())
 }
 
+/// A list moved out of the pod, remembering whether the pod had the field at all.
+pub(crate) struct TakenList {
+    pub items: Vec<Value>,
+    pub present: bool,
+}
+
+/// Move `spec.<key>` out of the pod (its slot is left `null` until restored).
+pub(crate) fn take_spec_list(pod: &mut Value, key: &str) -> TakenList {
+    match pod.get_mut("spec").and_then(|s| s.get_mut(key)) {
+        Some(slot) => match slot.take() {
+            Value::Array(items) => TakenList {
+                items,
+                present: true,
+            },
+            other => {
+                *slot = other;
+                TakenList {
+                    items: Vec::new(),
+                    present: true,
+                }
+            }
+        },
+        None => TakenList {
+            items: Vec::new(),
+            present: false,
+        },
+    }
+}
+
+/// Put a list back: a field the pod did not have stays absent when the list is empty.
+pub(crate) fn restore_spec_list(
+    pod: &mut Value,
+    key: &str,
+    items: Vec<Value>,
+    present: bool,
+) -> Result<(), InjectError> {
+    if items.is_empty() && !present {
+        return Ok(());
+    }
+    set_spec_list(pod, key, items)
+}
+
 /// Replace `spec.<key>` with `items`.
 pub(crate) fn set_spec_list(
     pod: &mut Value,
