@@ -155,10 +155,7 @@ fn reannotation_replaces_the_section() {
         "the new metadata replaces the old one"
     );
     // Apart from the metadata, the module is unchanged.
-    let strip = |wasm: &[u8]| {
-        let without = replace_custom_section(wasm, METADATA_SECTION, b"").unwrap();
-        without
-    };
+    let strip = |wasm: &[u8]| replace_custom_section(wasm, METADATA_SECTION, b"").unwrap();
     assert_eq!(strip(&twice), strip(&once));
     assert_eq!(strip(&once), strip(&wasm));
 }

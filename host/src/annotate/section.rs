@@ -60,7 +60,7 @@ fn sections(wasm: &[u8]) -> Result<Vec<Section<'_>>, AnnotateError> {
     Ok(out)
 }
 
-fn custom_name<'a>(body: &'a [u8]) -> Option<&'a [u8]> {
+fn custom_name(body: &[u8]) -> Option<&[u8]> {
     let (len, used) = read_leb_u32(body)?;
     body.get(used..used.checked_add(usize::try_from(len).ok()?)?)
 }
