@@ -16,6 +16,8 @@ mod upgrade;
 #[cfg(test)]
 mod fixtures;
 #[cfg(test)]
+mod properties;
+#[cfg(test)]
 mod tests;
 
 use k8s_openapi::api::core::v1::Pod;
