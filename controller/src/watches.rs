@@ -2,6 +2,7 @@
 
 use std::hash::{DefaultHasher, Hash, Hasher};
 use std::sync::Arc;
+use std::time::Duration;
 
 use futures::stream::BoxStream;
 use futures::{StreamExt, TryStreamExt};
@@ -29,9 +30,18 @@ pub struct Caches {
 impl Caches {
     /// Resolves once every cache has completed its initial list.
     pub async fn synced(&self) -> bool {
-        self.sidecarsets.wait_until_ready().await.is_ok()
-            && self.pods.wait_until_ready().await.is_ok()
-            && self.namespaces.wait_until_ready().await.is_ok()
+        ready(&self.sidecarsets).await && ready(&self.pods).await && ready(&self.namespaces).await
+    }
+}
+
+/// Waits for a store's initial list. kube's readiness future wakes only its most recent
+/// poller (the controller also waits on it), so re-poll on a short tick instead of trusting one wake.
+async fn ready<K: kube::Resource<DynamicType = ()> + Clone + 'static>(store: &Store<K>) -> bool {
+    loop {
+        match tokio::time::timeout(Duration::from_millis(100), store.wait_until_ready()).await {
+            Ok(result) => return result.is_ok(),
+            Err(_) => continue,
+        }
     }
 }
 
