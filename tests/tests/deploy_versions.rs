@@ -61,7 +61,7 @@ fn regex_like_references() -> Vec<(String, String)> {
     for path in deploy_support::yaml_files(&deploy_dir()) {
         let text = std::fs::read_to_string(&path).unwrap();
         for word in text.split_whitespace() {
-            let word = word.trim_matches(|c| c == '"' || c == '\'');
+            let word = word.trim_matches(|c| matches!(c, '"' | '\'' | '`'));
             if word.contains("ghcr.io/sidecarset-kubewarden/")
                 && word
                     .rsplit('/')
