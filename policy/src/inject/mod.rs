@@ -122,3 +122,6 @@ pub fn inject(
     pod::set_annotations(pod, &annotations)?;
     Ok(true)
 }
+
+#[cfg(test)]
+mod tests;

@@ -108,7 +108,11 @@ pub(crate) fn transfer_envs(
 }
 
 /// The source container name; `None` skips the item (an unsupported fieldRef, as upstream logs).
-fn transfer_source(item: &TransferEnvVar, labels: &Labels, annotations: &Labels) -> Option<String> {
+pub(super) fn transfer_source(
+    item: &TransferEnvVar,
+    labels: &Labels,
+    annotations: &Labels,
+) -> Option<String> {
     let Some(field_ref) = item
         .source_container_name_from
         .as_ref()
