@@ -26,6 +26,7 @@ struct Args {
     seconds: u64,
     clients: Vec<usize>,
     workers: Option<usize>,
+    pooling: bool,
 }
 
 fn parse_args() -> anyhow::Result<Args> {
@@ -42,8 +43,13 @@ fn parse_args() -> anyhow::Result<Args> {
         seconds: 5,
         clients: vec![1, 8, 64],
         workers: None,
+        pooling: false,
     };
     while let Some(flag) = args.next() {
+        if flag == "--pooling" {
+            parsed.pooling = true;
+            continue;
+        }
         let value = args
             .next()
             .with_context(|| format!("{flag} needs a value"))?;
@@ -267,6 +273,9 @@ fn main() -> anyhow::Result<()> {
         .arg(&args.module)
         .env("RUST_LOG", "warn")
         .stdout(Stdio::piped());
+    if args.pooling {
+        command.arg("--pooling");
+    }
     if let Some(workers) = args.workers {
         command.args(["--workers", &workers.to_string()]);
     }

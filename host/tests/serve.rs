@@ -382,7 +382,11 @@ async fn misbehaving_guests_fail_one_request_each() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn concurrent_requests_are_all_answered() {
-    let server = start("serve-concurrent", &steered_guest(), &["--workers", "2"]);
+    let server = start(
+        "serve-concurrent",
+        &steered_guest(),
+        &["--workers", "2", "--pooling"],
+    );
     let request = pod_request();
     let requests = (0..32).map(|_| server.review(&request));
     for response in futures::future::join_all(requests).await {

@@ -41,6 +41,9 @@ pub struct BenchArgs {
     /// Guest memory cap, in MiB.
     #[arg(long, value_name = "MIB", default_value_t = 64)]
     pub memory_limit_mib: usize,
+    /// Take instances from a pool of pre-reserved slots (wasmtime's pooling allocator).
+    #[arg(long)]
+    pub pooling: bool,
     /// The policy module.
     #[arg(value_name = "MODULE")]
     pub module: String,
@@ -96,7 +99,8 @@ pub fn execute(args: &BenchArgs) -> anyhow::Result<()> {
     if args.iterations == 0 {
         bail!("--iterations must be at least 1");
     }
-    let config = common::engine_config(args.deadline_ms, args.memory_limit_mib);
+    let mut config = common::engine_config(args.deadline_ms, args.memory_limit_mib);
+    config.instance_pool = args.pooling.then_some(2);
     let engine = PolicyEngine::from_file(&common::module_path(&args.module), config)?;
     let request: Value = serde_json::from_str(&common::read_input(&args.request_path)?)
         .with_context(|| format!("cannot parse request {}", args.request_path.display()))?;

@@ -45,6 +45,7 @@ pub fn engine_config(deadline_ms: u64, memory_limit_mib: usize) -> EngineConfig 
         deadline: Duration::from_millis(deadline_ms),
         memory_limit: memory_limit_mib.saturating_mul(1024 * 1024),
         guest_stdio: GuestStdio::Stderr,
+        instance_pool: None,
     }
 }
 

@@ -29,6 +29,10 @@ pub struct EngineConfig {
     pub memory_limit: usize,
     /// Destination of the guest's WASI stdout/stderr.
     pub guest_stdio: GuestStdio,
+    /// With `Some(n)`, instances come from a pool of `n` pre-reserved slots (wasmtime's pooling
+    /// allocator: no mmap/munmap per evaluation); more than `n` concurrent evaluations fail.
+    /// `None` allocates every instance on demand.
+    pub instance_pool: Option<u32>,
 }
 
 impl Default for EngineConfig {
@@ -37,6 +41,7 @@ impl Default for EngineConfig {
             deadline: DEFAULT_DEADLINE,
             memory_limit: DEFAULT_MEMORY_LIMIT,
             guest_stdio: GuestStdio::default(),
+            instance_pool: None,
         }
     }
 }

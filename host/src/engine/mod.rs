@@ -68,6 +68,14 @@ impl PolicyEngine {
         // Go >= 1.26 policies need function references; epochs give every evaluation its deadline.
         wasm_config.wasm_function_references(true);
         wasm_config.epoch_interruption(true);
+        if let Some(slots) = config.instance_pool {
+            let mut pool = wasmtime::PoolingAllocationConfig::new();
+            pool.total_core_instances(slots)
+                .total_memories(slots)
+                .total_tables(slots)
+                .max_memory_size(config.memory_limit);
+            wasm_config.allocation_strategy(wasmtime::InstanceAllocationStrategy::Pooling(pool));
+        }
         let engine = Engine::new(&wasm_config).map_err(load_error)?;
         let module = Module::new(&engine, wasm).map_err(load_error)?;
         if module.get_export("__guest_call").is_none() {

@@ -56,6 +56,7 @@ pub fn test_config() -> EngineConfig {
         deadline: Duration::from_millis(100),
         memory_limit: 8 * 1024 * 1024,
         guest_stdio: GuestStdio::Discard,
+        instance_pool: None,
     }
 }
 
