@@ -46,7 +46,7 @@ fn start(name: &str, module: &[u8], extra: &[&str]) -> Server {
 fn start_path(dir: &Path, module: &Path, extra: &[&str]) -> Server {
     let (cert, key, cert_pem) = tls_files(dir);
     let mut command = Command::new(env!("CARGO_BIN_EXE_sidecarset-host"));
-    if !extra.contains(&"--context") {
+    if !extra.contains(&"--context") && !extra.contains(&"--kubeconfig") {
         // An empty cluster: the folder holds no JSON/YAML object.
         command.arg("serve").arg("--context").arg(dir);
     } else {
@@ -467,4 +467,102 @@ async fn sigterm_drains_in_flight_requests_and_exits_zero() {
     .await
     .unwrap();
     assert_eq!(exit.code(), Some(0), "{exit:?}");
+}
+
+fn yaml_documents(path: &Path) -> Vec<Value> {
+    use serde::Deserialize;
+    let text = std::fs::read_to_string(path).unwrap();
+    serde_norway::Deserializer::from_str(&text)
+        .map(|doc| Value::deserialize(doc).unwrap())
+        .filter(|doc| !doc.is_null())
+        .collect()
+}
+
+/// Without `--context`, SidecarSets and Namespaces come from watch caches of the cluster in the
+/// kubeconfig (here the API-server stand-in); /readyz waits for them and changes are seen.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn live_watch_caches_answer_the_callbacks() {
+    use kube::api::{Api, DeleteParams, DynamicObject, PostParams};
+    let root = repo_root();
+    let module = root.join("policy.wasm");
+    if !module.is_file() {
+        eprintln!("policy.wasm not built: skipped");
+        return;
+    }
+    let standin = apiserver_standin::StandIn::start(apiserver_standin::Options::default())
+        .await
+        .unwrap();
+    let client = standin.client().unwrap();
+    let sidecarsets: Api<DynamicObject> = Api::all_with(
+        client.clone(),
+        &sidecarset_host::serve::cache::sidecarset_resource(),
+    );
+    let namespaces: Api<k8s_openapi::api::core::v1::Namespace> = Api::all(client);
+    let cluster = root.join("examples/cluster");
+    for ns in yaml_documents(&cluster.join("namespaces.yaml")) {
+        let name = ns["metadata"]["name"].as_str().unwrap().to_string();
+        // The stand-in may pre-create `default`.
+        if namespaces.get_opt(&name).await.unwrap().is_none() {
+            namespaces
+                .create(&PostParams::default(), &serde_json::from_value(ns).unwrap())
+                .await
+                .unwrap();
+        }
+    }
+    for sidecarset in yaml_documents(&cluster.join("sidecarsets.yaml")) {
+        sidecarsets
+            .create(
+                &PostParams::default(),
+                &serde_json::from_value(sidecarset).unwrap(),
+            )
+            .await
+            .unwrap();
+    }
+
+    let dir = scratch_dir("serve-live");
+    let kubeconfig = dir.join("kubeconfig");
+    standin.write_kubeconfig(&kubeconfig).unwrap();
+    let server = start_path(
+        &dir,
+        &module,
+        &["--kubeconfig", kubeconfig.to_str().unwrap()],
+    );
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while server.get("/readyz").await.0 != 200 {
+        assert!(Instant::now() < deadline, "caches never synced");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+
+    let path = root.join("examples/requests/log-sidecar.json");
+    let output = Command::new(env!("CARGO_BIN_EXE_sidecarset-host"))
+        .args(["run", "--context"])
+        .arg(&cluster)
+        .arg("--request-path")
+        .arg(&path)
+        .arg(&module)
+        .output()
+        .unwrap();
+    assert!(output.status.success());
+    let expected: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert!(expected["patch"].is_string(), "{expected}");
+    let request: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    assert_eq!(server.review(&request).await, expected);
+
+    // The watch sees the deletion: the sidecar is no longer injected.
+    sidecarsets
+        .delete("log-agent", &DeleteParams::default())
+        .await
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let response = server.review(&request).await;
+        if response["patch"] != expected["patch"] {
+            assert_eq!(response["allowed"], true, "{response}");
+            break;
+        }
+        assert!(Instant::now() < deadline, "the deletion was never seen");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    drop(server);
+    standin.shutdown().await;
 }
