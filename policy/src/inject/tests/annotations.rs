@@ -52,7 +52,7 @@ fn patch_pod_metadata_without_containers() {
         }
     });
     let mut pod = pod1();
-    assert!(run(&mut pod, &[sidecarset.clone()]).unwrap());
+    assert!(run(&mut pod, std::slice::from_ref(&sidecarset)).unwrap());
     assert_eq!(pod_annotations(&pod), labels(&[("key", "value")]));
     assert_eq!(names(&pod, "containers"), ["nginx"]);
     // Nothing to patch either: the pod is unchanged.

@@ -14,7 +14,8 @@ fn merge_sidecar_secrets() {
             .collect::<Vec<_>>()
             .into()
     };
-    let cases: [(&[&str], Option<&[&str]>, &[&str]); 4] = [
+    type Case<'a> = (&'a [&'a str], Option<&'a [&'a str]>, &'a [&'a str]);
+    let cases: [Case; 4] = [
         // 3 + 3 - 2 = 4: the pod's duplicate s3 and the shared s2 collapse.
         (
             &["s0", "s1", "s2"],
@@ -57,16 +58,13 @@ fn sidecarset_pod_inject_policy() {
         names(&pod, "initContainers"),
         ["init-0", "init-1", "init-2"]
     );
-    let is_injected = (String::from("IS_INJECTED"), Some(String::from("true")));
+    let is_injected = [(String::from("IS_INJECTED"), Some(String::from("true")))];
     for index in 1..3 {
-        assert_eq!(
-            env(container(&pod, "initContainers", index)),
-            [is_injected.clone()]
-        );
+        assert_eq!(env(container(&pod, "initContainers", index)), is_injected);
     }
     assert_eq!(env(container(&pod, "initContainers", 0)), []);
-    assert_eq!(env(container(&pod, "containers", 0)), [is_injected.clone()]);
-    assert_eq!(env(container(&pod, "containers", 2)), [is_injected]);
+    assert_eq!(env(container(&pod, "containers", 0)), is_injected);
+    assert_eq!(env(container(&pod, "containers", 2)), is_injected);
     // The SidecarSet extension fields never reach the pod.
     assert_eq!(
         container(&pod, "containers", 0),
