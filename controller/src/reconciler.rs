@@ -90,6 +90,15 @@ pub async fn reconcile(sidecarset: Arc<SidecarSet>, ctx: Arc<Context>) -> Result
         now: &now,
     });
     ctx.metrics.set_progress(&name, &plan.status);
+    tracing::debug!(
+        sidecarset = %name,
+        matched = plan.status.matched_pods,
+        updated = plan.status.updated_pods,
+        ready = plan.status.ready_pods,
+        updated_ready = plan.status.updated_ready_pods,
+        updates = ?plan.pod_updates.iter().map(|u| u.name.as_str()).collect::<Vec<_>>(),
+        "planned"
+    );
     for skipped in &plan.skipped {
         tracing::warn!(sidecarset = %name, pod = %format!("{}/{}", skipped.namespace, skipped.name), error = %skipped.error, "pod left alone");
     }

@@ -508,3 +508,59 @@ pub fn count_image(pods: &[Value], container_name: &str, img: &str) -> usize {
         .filter(|p| image(p, container_name) == img)
         .count()
 }
+
+impl Env {
+    /// Makes the controller reconcile `ss` at least once more (a pod event maps to it) and
+    /// waits until it has; lets a test assert that "nothing more happens" without sleeping.
+    pub async fn poke(&self, controller: &Controller, pod_name: &str) {
+        let before = controller
+            .metric("sidecarset_controller_reconciles_total")
+            .await
+            .unwrap_or(0.0);
+        let patch = json!({ "metadata": { "labels": { "poke": format!("{before}") } } });
+        self.pods()
+            .patch(
+                pod_name,
+                &kube::api::PatchParams::default(),
+                &kube::api::Patch::Merge(&patch),
+            )
+            .await
+            .expect("poke pod");
+        let deadline = tokio::time::Instant::now() + TIMEOUT;
+        loop {
+            let now = controller
+                .metric("sidecarset_controller_reconciles_total")
+                .await
+                .unwrap_or(0.0);
+            if now > before {
+                return;
+            }
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "no reconcile after poke"
+            );
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+
+    /// Waits until the SidecarSet's status reflects its current generation and `pred`.
+    pub async fn wait_status(
+        &self,
+        name: &str,
+        what: &str,
+        pred: impl Fn(&Value) -> bool,
+    ) -> Value {
+        self.wait_sidecarset(name, what, |o| {
+            o["status"]["observedGeneration"] == o["metadata"]["generation"] && pred(&o["status"])
+        })
+        .await
+    }
+
+    /// Slows container restarts so a rollout takes long enough to interrupt.
+    pub fn slow_restarts(&self, millis: u64) {
+        let kubelet = self.standin.kubelet().expect("kubelet");
+        let mut cfg = kubelet.config();
+        cfg.restart_delay = Duration::from_millis(millis);
+        kubelet.set_config(cfg);
+    }
+}
