@@ -27,7 +27,24 @@ pub(crate) fn merge_containers(existing: Vec<Value>, injected: Vec<Injected>) ->
     before
 }
 
-/// Append items whose `name` is not present yet (the pod's own win; then first wins).
+/// Volumes: the pod's own are kept as they are; injected ones whose name is new are appended
+/// (first wins among SidecarSets).
+pub(crate) fn merge_volumes(existing: Vec<Value>, injected: Vec<Value>) -> Vec<Value> {
+    let mut seen: BTreeSet<String> = existing
+        .iter()
+        .map(|v| str_of(v, "name").to_string())
+        .collect();
+    let mut out = existing;
+    out.extend(
+        injected
+            .into_iter()
+            .filter(|v| seen.insert(str_of(v, "name").to_string())),
+    );
+    out
+}
+
+/// Pull secrets: the pod's first, then the SidecarSets', de-duplicated by name (first kept),
+/// the pod's own duplicates included, as upstream.
 pub(crate) fn merge_by_name(existing: Vec<Value>, injected: Vec<Value>) -> Vec<Value> {
     let mut seen = BTreeSet::new();
     existing
@@ -133,6 +150,14 @@ mod tests {
             names(&merge_containers(origins.to_vec(), mixed)),
             ["b-init", "c-init", "app1-init", "app2-init", "a-init"]
         );
+    }
+
+    #[test]
+    fn volumes_keep_the_pods_own_list() {
+        let volume = |n: &str| json!({"name": n});
+        let pod = vec![volume("a"), volume("a"), volume("b")];
+        let merged = merge_volumes(pod, vec![volume("b"), volume("c"), volume("c")]);
+        assert_eq!(names(&merged), ["a", "a", "b", "c"]);
     }
 
     #[test]

@@ -106,7 +106,7 @@ pub fn inject(
         ),
         (
             "volumes",
-            merge::merge_by_name(volumes.items, built.volumes),
+            merge::merge_volumes(volumes.items, built.volumes),
             volumes.present,
         ),
         (
