@@ -17,6 +17,7 @@ struct Server {
     child: Child,
     url: String,
     client: reqwest::Client,
+    metrics_url: Option<String>,
 }
 
 impl Drop for Server {
@@ -63,9 +64,18 @@ fn start_path(dir: &Path, module: &Path, extra: &[&str]) -> Server {
         .stderr(Stdio::inherit())
         .spawn()
         .unwrap();
-    let stdout = child.stdout.take().unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
     let mut line = String::new();
-    BufReader::new(stdout).read_line(&mut line).unwrap();
+    stdout.read_line(&mut line).unwrap();
+    let metrics_url = extra.contains(&"--metrics-listen").then(|| {
+        let mut metrics = String::new();
+        stdout.read_line(&mut metrics).unwrap();
+        metrics
+            .trim()
+            .strip_prefix("metrics on ")
+            .unwrap_or_else(|| panic!("unexpected second line: {metrics:?}"))
+            .to_string()
+    });
     let addr = line
         .trim()
         .strip_prefix("listening on https://")
@@ -81,6 +91,7 @@ fn start_path(dir: &Path, module: &Path, extra: &[&str]) -> Server {
         child,
         url: format!("https://localhost:{port}"),
         client,
+        metrics_url,
     }
 }
 
@@ -319,6 +330,10 @@ async fn http_level_errors_and_routes() {
     );
     assert!(
         metrics.contains("sidecarset_host_http_errors_total{code=\"400\"} 4"),
+        "{metrics}"
+    );
+    assert!(
+        metrics.contains("kind=\"other\",verdict=\"accepted\"} 1"),
         "{metrics}"
     );
 }
