@@ -450,10 +450,19 @@ impl BudgetWatcher {
                         }
                         let n = name(&ev.object).to_string();
                         state.insert(n, ev.object.clone());
-                        let down: Vec<&str> = state
+                        let down: Vec<String> = state
                             .values()
                             .filter(|p| !available(p))
-                            .map(|p| name(p))
+                            .map(|p| {
+                                format!(
+                                    "{}(rv={} ready={} sidecar={}/{})",
+                                    name(p),
+                                    p["metadata"]["resourceVersion"],
+                                    condition(p, "Ready")["status"],
+                                    image(p, "sidecar"),
+                                    container_status(p, "sidecar")["image"],
+                                )
+                            })
                             .collect();
                         let mut m = shared.lock().unwrap_or_else(|p| p.into_inner());
                         if down.len() > m.0 {
