@@ -37,7 +37,15 @@ impl Drop for Registry {
     }
 }
 
+/// `alice` / `secret`, bcrypt (cost 4) as `htpasswd -B` writes it.
+const HTPASSWD: &str = "alice:$2b$04$5yY.G1xQGOrYu0TNoVlJXOeiEiVLz2M37WByX1saMGHOGOg7MQsDa\n";
+
 fn start_registry(dir: &Path) -> Registry {
+    start_registry_with(dir, "")
+}
+
+/// Starts the registry with extra top-level config (e.g. an `auth:` block).
+fn start_registry_with(dir: &Path, extra_config: &str) -> Registry {
     let binary = std::env::var("DOCKER_REGISTRY_BIN").unwrap_or_else(|_| REGISTRY.into());
     assert!(
         Path::new(&binary).is_file(),
@@ -55,7 +63,7 @@ fn start_registry(dir: &Path) -> Registry {
     std::fs::write(
         &config,
         format!(
-            "version: 0.1\nlog:\n  level: error\nstorage:\n  filesystem:\n    rootdirectory: {}\n  delete:\n    enabled: true\nhttp:\n  addr: {addr}\n",
+            "version: 0.1\nlog:\n  level: error\nstorage:\n  filesystem:\n    rootdirectory: {}\n  delete:\n    enabled: true\nhttp:\n  addr: {addr}\n{extra_config}",
             storage.display()
         ),
     )
@@ -250,5 +258,65 @@ fn push_refuses_unannotated_modules_and_pull_reports_missing_tags() {
         String::from_utf8_lossy(&output.stderr).contains("404"),
         "{}",
         String::from_utf8_lossy(&output.stderr)
+    );
+}
+
+#[test]
+fn credentials_come_from_the_docker_config() {
+    let dir = scratch_dir("oci-auth");
+    let htpasswd = dir.join("htpasswd");
+    std::fs::write(&htpasswd, HTPASSWD).unwrap();
+    let registry = start_registry_with(
+        &dir,
+        &format!(
+            "auth:\n  htpasswd:\n    realm: test\n    path: {}\n",
+            htpasswd.display()
+        ),
+    );
+    let module = annotated_module(&dir);
+    let uri = format!("registry://{}/policies/private:v1", registry.addr);
+
+    // No credentials: a clear refusal.
+    let output = host(&dir)
+        .arg("push")
+        .arg(&module)
+        .arg(&uri)
+        .output()
+        .unwrap();
+    assert!(!output.status.success());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("needs credentials"), "{stderr}");
+
+    // Wrong password.
+    let config = |auth: &str| format!(r#"{{"auths":{{"{}":{{"auth":"{auth}"}}}}}}"#, registry.addr);
+    std::fs::write(dir.join("config.json"), config("YWxpY2U6d3Jvbmc=")).unwrap();
+    let output = host(&dir)
+        .arg("push")
+        .arg(&module)
+        .arg(&uri)
+        .output()
+        .unwrap();
+    assert!(!output.status.success());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("authentication failed"), "{stderr}");
+
+    // alice:secret, as `docker login` stores it.
+    std::fs::write(dir.join("config.json"), config("YWxpY2U6c2VjcmV0")).unwrap();
+    ok(host(&dir)
+        .arg("push")
+        .arg(&module)
+        .arg(&uri)
+        .output()
+        .unwrap());
+    let pulled = dir.join("pulled.wasm");
+    ok(host(&dir)
+        .args(["pull", "-o"])
+        .arg(&pulled)
+        .arg(&uri)
+        .output()
+        .unwrap());
+    assert_eq!(
+        std::fs::read(&pulled).unwrap(),
+        std::fs::read(&module).unwrap()
     );
 }
