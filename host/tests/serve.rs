@@ -272,8 +272,31 @@ async fn http_level_errors_and_routes() {
     let server = start(
         "serve-http",
         &steered_guest(),
-        &["--max-body-bytes", "4096"],
+        &[
+            "--max-body-bytes",
+            "4096",
+            "--metrics-listen",
+            "127.0.0.1:0",
+        ],
     );
+    // The plain-HTTP metrics listener serves health and metrics, not admissions.
+    let metrics_url = server.metrics_url.clone().unwrap();
+    let plain = reqwest::Client::new();
+    for path in ["/healthz", "/readyz", "/metrics"] {
+        let response = plain
+            .get(format!("{metrics_url}{path}"))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(response.status().as_u16(), 200, "{path}");
+    }
+    let response = plain
+        .post(format!("{metrics_url}/validate"))
+        .body("{}")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status().as_u16(), 404);
     assert_eq!(server.get("/healthz").await, (200, "ok\n".into()));
     assert_eq!(server.get("/readyz").await.0, 200);
     assert_eq!(server.get("/nope").await.0, 404);
