@@ -57,3 +57,21 @@ pub const API_CALLS: &[ApiCall] = &[
         verbs: &["create", "patch"],
     },
 ];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn one_entry_per_resource_with_sorted_unique_verbs() {
+        for (i, call) in API_CALLS.iter().enumerate() {
+            assert!(
+                API_CALLS[..i]
+                    .iter()
+                    .all(|c| (c.api_group, c.resource) != (call.api_group, call.resource)),
+                "{call:?} listed twice"
+            );
+            assert!(call.verbs.windows(2).all(|w| w[0] < w[1]), "{call:?}");
+        }
+    }
+}

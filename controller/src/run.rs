@@ -105,7 +105,9 @@ pub async fn run(args: Args, shutdown: CancellationToken) -> Result<()> {
         args.timing(),
         metrics.clone(),
     );
-    let election = tokio::spawn(elector.run(shutdown.clone()));
+    // Its own token: the lease is released only after in-flight reconciles have drained.
+    let election_stop = CancellationToken::new();
+    let election = tokio::spawn(elector.run(election_stop.clone()));
 
     let reporter = Reporter {
         controller: CONTROLLER_NAME.into(),
@@ -138,6 +140,7 @@ pub async fn run(args: Args, shutdown: CancellationToken) -> Result<()> {
         .await;
     // The controller has drained in-flight reconciles: now hand the lease over.
     shutdown.cancel();
+    election_stop.cancel();
     let _ = election.await;
     let _ = server.await;
     tracing::info!("stopped");
