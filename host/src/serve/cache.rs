@@ -4,8 +4,9 @@
 //! Host callbacks run on blocking evaluation threads; they only read the current snapshot
 //! (an `Arc` clone under a short read lock), never wait on async code.
 
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, RwLock};
+use std::sync::{Arc, Mutex, RwLock};
 
 use futures::StreamExt;
 use k8s_openapi::api::core::v1::Namespace;
@@ -36,8 +37,54 @@ const WATCHED: [(&str, &str); 2] = [
     ("v1", "Namespace"),
 ];
 
+/// Most distinct callback requests remembered per snapshot (the policy makes two kinds).
+const MAX_CACHED_ANSWERS: usize = 256;
+
+type AnswerKey = (String, String, Vec<u8>);
+type Answer = Result<Vec<u8>, String>;
+
+/// Objects at one point in time, and the answers already computed from them: a snapshot never
+/// changes, so the same callback request always gets the same bytes.
+#[derive(Default)]
+struct Snapshot {
+    context: Arc<ClusterContext>,
+    answers: Mutex<HashMap<AnswerKey, Answer>>,
+}
+
+impl Snapshot {
+    fn new(context: ClusterContext) -> Self {
+        Self {
+            context: Arc::new(context),
+            answers: Mutex::default(),
+        }
+    }
+
+    fn call(&self, binding: &str, namespace: &str, operation: &str, payload: &[u8]) -> Answer {
+        let key = (
+            namespace.to_string(),
+            operation.to_string(),
+            payload.to_vec(),
+        );
+        if let Some(answer) = self
+            .answers
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(&key)
+        {
+            return answer.clone();
+        }
+        let answer = self.context.call(binding, namespace, operation, payload);
+        let mut answers = self.answers.lock().unwrap_or_else(|e| e.into_inner());
+        if answers.len() >= MAX_CACHED_ANSWERS {
+            answers.clear();
+        }
+        answers.insert(key, answer.clone());
+        answer
+    }
+}
+
 struct Shared {
-    snapshot: RwLock<Arc<ClusterContext>>,
+    snapshot: RwLock<Arc<Snapshot>>,
     ready: AtomicBool,
     /// `Some` in live mode: only these (apiVersion, kind) pairs are answered.
     watched: Option<&'static [(&'static str, &'static str)]>,
@@ -63,7 +110,7 @@ impl SharedContext {
     pub fn fixed(context: ClusterContext) -> Self {
         Self {
             shared: Arc::new(Shared {
-                snapshot: RwLock::new(Arc::new(context)),
+                snapshot: RwLock::new(Arc::new(Snapshot::new(context))),
                 ready: AtomicBool::new(true),
                 watched: None,
             }),
@@ -73,7 +120,7 @@ impl SharedContext {
     fn live() -> Self {
         Self {
             shared: Arc::new(Shared {
-                snapshot: RwLock::new(Arc::new(ClusterContext::default())),
+                snapshot: RwLock::new(Arc::new(Snapshot::default())),
                 ready: AtomicBool::new(false),
                 watched: Some(&WATCHED),
             }),
@@ -85,24 +132,28 @@ impl SharedContext {
         self.shared.ready.load(Ordering::Acquire)
     }
 
+    fn current(&self) -> Arc<Snapshot> {
+        // A poisoned lock still holds a complete Arc: keep serving it.
+        let snapshot = self
+            .shared
+            .snapshot
+            .read()
+            .unwrap_or_else(|e| e.into_inner());
+        Arc::clone(&snapshot)
+    }
+
     /// The current objects.
     pub fn snapshot(&self) -> Arc<ClusterContext> {
-        // A poisoned lock still holds a complete Arc: keep serving it.
-        Arc::clone(
-            &self
-                .shared
-                .snapshot
-                .read()
-                .unwrap_or_else(|e| e.into_inner()),
-        )
+        Arc::clone(&self.current().context)
     }
 
     fn replace(&self, context: ClusterContext) {
-        *self
+        let mut snapshot = self
             .shared
             .snapshot
             .write()
-            .unwrap_or_else(|e| e.into_inner()) = Arc::new(context);
+            .unwrap_or_else(|e| e.into_inner());
+        *snapshot = Arc::new(Snapshot::new(context));
     }
 
     fn check_watched(
@@ -152,7 +203,7 @@ impl HostCallbacks for SharedContext {
         payload: &[u8],
     ) -> Result<Vec<u8>, String> {
         self.check_watched(namespace, operation, payload)?;
-        self.snapshot().call(binding, namespace, operation, payload)
+        self.current().call(binding, namespace, operation, payload)
     }
 }
 
@@ -267,5 +318,37 @@ impl LiveCaches {
             }
             changed.notified().await;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn answers_are_cached_per_snapshot_and_follow_replacements() {
+        let namespace = |name: &str| json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}});
+        let context = SharedContext::live();
+        context.replace(ClusterContext::from_objects(vec![namespace("a")]).unwrap());
+        let list = br#"{"api_version":"v1","kind":"Namespace","label_selector":null,"field_selector":null}"#;
+        let call = || {
+            context
+                .call("kubewarden", "kubernetes", "list_resources_all", list)
+                .unwrap()
+        };
+        let first = call();
+        assert_eq!(call(), first);
+        assert_eq!(context.current().answers.lock().unwrap().len(), 1);
+        context
+            .replace(ClusterContext::from_objects(vec![namespace("a"), namespace("b")]).unwrap());
+        let second: Value = serde_json::from_slice(&call()).unwrap();
+        assert_eq!(second["items"].as_array().unwrap().len(), 2);
+        let denied =
+            br#"{"api_version":"v1","kind":"Secret","label_selector":null,"field_selector":null}"#;
+        let error = context
+            .call("kubewarden", "kubernetes", "list_resources_all", denied)
+            .unwrap_err();
+        assert!(error.contains("not cached"), "{error}");
     }
 }
