@@ -1,7 +1,7 @@
 //! Load generator for `sidecarset-host serve` on loopback (see host/BENCHMARKS.md).
 //!
 //! ```text
-//! cargo run -p sidecarset-host --example loadgen -- --module policy.wasm [--seconds 5] [--clients 1,8,64]
+//! cargo run -p sidecarset-host --example loadgen -- --module policy.wasm [--seconds 5] [--clients 1,8,64] [--workers N] [--no-pooling]
 //! ```
 //!
 //! It writes a self-signed certificate, a context folder with 10 SidecarSets (3 from
@@ -26,7 +26,7 @@ struct Args {
     seconds: u64,
     clients: Vec<usize>,
     workers: Option<usize>,
-    pooling: bool,
+    no_pooling: bool,
 }
 
 fn parse_args() -> anyhow::Result<Args> {
@@ -43,11 +43,11 @@ fn parse_args() -> anyhow::Result<Args> {
         seconds: 5,
         clients: vec![1, 8, 64],
         workers: None,
-        pooling: false,
+        no_pooling: false,
     };
     while let Some(flag) = args.next() {
-        if flag == "--pooling" {
-            parsed.pooling = true;
+        if flag == "--no-pooling" {
+            parsed.no_pooling = true;
             continue;
         }
         let value = args
@@ -273,8 +273,8 @@ fn main() -> anyhow::Result<()> {
         .arg(&args.module)
         .env("RUST_LOG", "warn")
         .stdout(Stdio::piped());
-    if args.pooling {
-        command.arg("--pooling");
+    if args.no_pooling {
+        command.arg("--no-pooling");
     }
     if let Some(workers) = args.workers {
         command.args(["--workers", &workers.to_string()]);

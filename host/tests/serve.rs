@@ -420,11 +420,7 @@ async fn misbehaving_guests_fail_one_request_each() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn concurrent_requests_are_all_answered() {
-    let server = start(
-        "serve-concurrent",
-        &steered_guest(),
-        &["--workers", "2", "--pooling"],
-    );
+    let server = start("serve-concurrent", &steered_guest(), &["--workers", "2"]);
     let request = pod_request();
     let requests = (0..32).map(|_| server.review(&request));
     for response in futures::future::join_all(requests).await {
@@ -462,7 +458,7 @@ fn invalid_settings_stop_the_server_at_start() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sigterm_drains_in_flight_requests_and_exits_zero() {
-    let mut server = start("serve-sigterm", &steered_guest(), &[]);
+    let mut server = start("serve-sigterm", &steered_guest(), &["--no-pooling"]);
     let url = server.url.clone();
     let client = server.client.clone();
     let slow = tokio::spawn(async move {

@@ -59,10 +59,10 @@ pub struct ServeArgs {
     /// Kubeconfig file (default: $KUBECONFIG, ~/.kube/config, then the in-cluster config).
     #[arg(long, value_name = "FILE")]
     pub kubeconfig: Option<PathBuf>,
-    /// Take instances from a pool of pre-reserved slots (wasmtime's pooling allocator), one per
-    /// worker: no mmap/munmap per evaluation.
+    /// Allocate every instance on demand instead of taking it from a pool of pre-reserved slots
+    /// (wasmtime's pooling allocator, one slot per worker: no mmap/munmap per evaluation).
     #[arg(long)]
-    pub pooling: bool,
+    pub no_pooling: bool,
     /// How long SIGTERM waits for in-flight requests, in seconds.
     #[arg(long, value_name = "SECONDS", default_value_t = 30)]
     pub drain_timeout: u64,
@@ -127,7 +127,7 @@ pub fn execute(args: &ServeArgs) -> anyhow::Result<()> {
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(2, usize::from))
         .max(1);
     let mut config = common::engine_config(args.deadline_ms, args.memory_limit_mib);
-    if args.pooling {
+    if !args.no_pooling {
         // The semaphore admits `workers` evaluations at a time; one more slot for the settings check.
         config.instance_pool = Some(u32::try_from(workers).unwrap_or(u32::MAX).saturating_add(1));
     }
