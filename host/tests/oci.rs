@@ -320,3 +320,92 @@ fn credentials_come_from_the_docker_config() {
         std::fs::read(&module).unwrap()
     );
 }
+
+/// A registry that only takes Bearer tokens, issued by its `/token` endpoint to alice:secret
+/// (the flow of ghcr.io, Docker Hub, Harbor…), serving one policy.
+async fn bearer_registry(wasm: Vec<u8>) -> String {
+    use http_body_util::Full;
+    use hyper::{Request, Response, body::Incoming};
+    use sidecarset_host::oci::{CONFIG_MEDIA_TYPE, build_manifest, sha256_digest};
+
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap().to_string();
+    let manifest = build_manifest(&wasm, b"{}").unwrap();
+    assert!(String::from_utf8_lossy(&manifest).contains(CONFIG_MEDIA_TYPE));
+    let layer = format!("/v2/policies/private/blobs/{}", sha256_digest(&wasm));
+    let realm = format!("http://{addr}/token");
+    tokio::spawn(async move {
+        loop {
+            let Ok((stream, _)) = listener.accept().await else {
+                return;
+            };
+            let (wasm, manifest, layer, realm) =
+                (wasm.clone(), manifest.clone(), layer.clone(), realm.clone());
+            tokio::spawn(async move {
+                let service = hyper::service::service_fn(move |request: Request<Incoming>| {
+                    let auth = request
+                        .headers()
+                        .get("authorization")
+                        .and_then(|v| v.to_str().ok())
+                        .unwrap_or_default()
+                        .to_string();
+                    let path = request.uri().path().to_string();
+                    let query = request.uri().query().unwrap_or_default().to_string();
+                    let (status, body, challenge) = if path == "/token" {
+                        if auth == "Basic YWxpY2U6c2VjcmV0"
+                            && query.contains("scope=repository%3Apolicies%2Fprivate%3Apull")
+                        {
+                            (200, br#"{"token":"t0k3n"}"#.to_vec(), false)
+                        } else {
+                            (401, b"bad credentials".to_vec(), false)
+                        }
+                    } else if auth != "Bearer t0k3n" {
+                        (401, b"{}".to_vec(), true)
+                    } else if path == "/v2/policies/private/manifests/v1" {
+                        (200, manifest.clone(), false)
+                    } else if path == layer {
+                        (200, wasm.clone(), false)
+                    } else {
+                        (404, b"{}".to_vec(), false)
+                    };
+                    let mut response = Response::builder().status(status);
+                    if challenge {
+                        response = response.header(
+                            "www-authenticate",
+                            format!(
+                                r#"Bearer realm="{realm}",service="test",scope="repository:policies/private:pull""#
+                            ),
+                        );
+                    }
+                    let response = response.body(Full::new(bytes::Bytes::from(body))).unwrap();
+                    async move { Ok::<_, std::convert::Infallible>(response) }
+                });
+                let io = hyper_util::rt::TokioIo::new(stream);
+                let _ = hyper::server::conn::http1::Builder::new()
+                    .serve_connection(io, service)
+                    .await;
+            });
+        }
+    });
+    addr
+}
+
+#[tokio::test]
+async fn bearer_tokens_are_fetched_with_the_docker_credentials() {
+    use sidecarset_host::oci::{Credentials, OciError, Reference, pull};
+    let wasm = misbehaving_guest();
+    let addr = bearer_registry(wasm.clone()).await;
+    let reference = Reference::parse(&format!("registry://{addr}/policies/private:v1")).unwrap();
+    let alice = Credentials {
+        username: "alice".into(),
+        password: "secret".into(),
+    };
+    assert_eq!(pull(&reference, Some(alice)).await.unwrap(), wasm);
+    let mallory = Credentials {
+        username: "alice".into(),
+        password: "guess".into(),
+    };
+    let error = pull(&reference, Some(mallory)).await.unwrap_err();
+    assert!(matches!(error, OciError::Registry(_)), "{error:?}");
+    assert!(error.to_string().contains("token request"), "{error}");
+}
