@@ -40,7 +40,7 @@ fn sidecarset(index: usize, matching: bool) -> Value {
 
 /// A ~5 KB pod as a ReplicaSet creates it (service-account volume, probes, env, tolerations).
 fn pod_request() -> Value {
-    let env: Vec<Value> = (0..20)
+    let env: Vec<Value> = (0..40)
         .map(|i| json!({"name": format!("SETTING_{i}"), "value": format!("value-{i}")}))
         .chain([json!({"name": "POD_NAME", "valueFrom": {"fieldRef": {"apiVersion": "v1", "fieldPath": "metadata.name"}}}),
                 json!({"name": "REGION", "value": "eu-west-1"})])
