@@ -212,7 +212,16 @@ async fn the_real_policy_answers_like_run() {
     }
     let dir = scratch_dir("serve-real");
     let context = root.join("examples/cluster");
-    let server = start_path(&dir, &module, &["--context", context.to_str().unwrap()]);
+    let server = start_path(
+        &dir,
+        &module,
+        &[
+            "--context",
+            context.to_str().unwrap(),
+            "--deadline-ms",
+            "20000",
+        ],
+    );
     assert_eq!(server.get("/readyz").await.0, 200);
 
     let mut requests: Vec<PathBuf> = std::fs::read_dir(root.join("examples/requests"))
@@ -559,7 +568,13 @@ async fn live_watch_caches_answer_the_callbacks() {
     let server = start_path(
         &dir,
         &module,
-        &["--kubeconfig", kubeconfig.to_str().unwrap()],
+        // A generous deadline: the suite shares two cores with module compilations.
+        &[
+            "--kubeconfig",
+            kubeconfig.to_str().unwrap(),
+            "--deadline-ms",
+            "20000",
+        ],
     );
     let deadline = Instant::now() + Duration::from_secs(20);
     while server.get("/readyz").await.0 != 200 {
@@ -580,7 +595,8 @@ async fn live_watch_caches_answer_the_callbacks() {
     let expected: Value = serde_json::from_slice(&output.stdout).unwrap();
     assert!(expected["patch"].is_string(), "{expected}");
     let request: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
-    assert_eq!(server.review(&request).await, expected);
+    let response = server.review(&request).await;
+    assert_eq!(response, expected, "serve (left) and run (right) differ");
 
     // The watch sees the deletion: the sidecar is no longer injected.
     sidecarsets
