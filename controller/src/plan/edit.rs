@@ -6,7 +6,8 @@ use json_patch::{AddOperation, Patch, PatchOperation, ReplaceOperation, TestOper
 use k8s_openapi::api::core::v1::Pod;
 use serde_json::Value;
 use sidecarset_policy::annotations::{
-    INPLACE_UPDATE_STATE, InPlaceUpdateState, InPlaceUpdateStates,
+    INPLACE_UPDATE_STATE, InPlaceUpdateContainerStatus, InPlaceUpdateState, InPlaceUpdateStates,
+    to_json,
 };
 use sidecarset_policy::selector::Labels;
 
@@ -33,18 +34,15 @@ impl PodEdit {
             value: Value::String(resource_version.to_string()),
         })];
         for (name, image) in &self.images {
-            let index = pod::containers(pod)
+            let (index, container) = pod::containers(pod)
                 .iter()
-                .position(|c| &c.name == name)
+                .enumerate()
+                .find(|(_, c)| &c.name == name)
                 .ok_or_else(|| PlanError::MissingContainer(name.clone()))?;
-            let path = PointerBuf::from_tokens([
-                "spec".to_string(),
-                "containers".to_string(),
-                index.to_string(),
-                "image".to_string(),
-            ]);
+            let index = index.to_string();
+            let path = PointerBuf::from_tokens(["spec", "containers", index.as_str(), "image"]);
             let value = Value::String(image.clone());
-            operations.push(match pod::containers(pod)[index].image {
+            operations.push(match container.image {
                 Some(_) => PatchOperation::Replace(ReplaceOperation { path, value }),
                 None => PatchOperation::Add(AddOperation { path, value }),
             });
@@ -57,13 +55,18 @@ impl PodEdit {
             Some(existing) => {
                 for (key, value) in &self.annotations {
                     let path = PointerBuf::from_tokens(["metadata", "annotations", key.as_str()]);
-                    let value = Value::String(value.clone());
-                    match existing.get(key) {
-                        Some(old) if old == value.as_str().unwrap_or_default() => {}
-                        Some(_) => operations
-                            .push(PatchOperation::Replace(ReplaceOperation { path, value })),
-                        None => operations.push(PatchOperation::Add(AddOperation { path, value })),
-                    }
+                    let operation = match existing.get(key) {
+                        Some(old) if old == value => continue,
+                        Some(_) => PatchOperation::Replace(ReplaceOperation {
+                            path,
+                            value: Value::String(value.clone()),
+                        }),
+                        None => PatchOperation::Add(AddOperation {
+                            path,
+                            value: Value::String(value.clone()),
+                        }),
+                    };
+                    operations.push(operation);
                 }
             }
         }
@@ -103,13 +106,9 @@ pub(crate) fn record_update_state(
         let image_id = pod::container_status(pod, name)
             .map(|s| s.image_id.clone())
             .unwrap_or_default();
-        state.last_container_statuses.insert(
-            name.clone(),
-            sidecarset_policy::annotations::InPlaceUpdateContainerStatus { image_id },
-        );
+        state
+            .last_container_statuses
+            .insert(name.clone(), InPlaceUpdateContainerStatus { image_id });
     }
-    annotations.insert(
-        INPLACE_UPDATE_STATE.to_string(),
-        sidecarset_policy::annotations::to_json(&states),
-    );
+    annotations.insert(INPLACE_UPDATE_STATE.to_string(), to_json(&states));
 }

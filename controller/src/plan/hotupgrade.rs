@@ -74,12 +74,11 @@ fn reset_edit(context: &SidecarSetContext, view: &PodView, now: &str) -> PodEdit
         annotations.insert(version_key(&state.idle), "0".to_string());
         annotations.insert(version_alt_key(&state.working), "0".to_string());
     }
-    let edit = PodEdit {
+    let mut edit = PodEdit {
         images,
         annotations,
     };
     let changed = edit.changed_containers();
-    let mut edit = edit;
     record_update_state(
         &mut edit.annotations,
         pod,

@@ -25,7 +25,7 @@ use sidecarset_policy::api::{SidecarSet, SidecarSetStatus, values};
 use sidecarset_policy::inject::PatchMetadataError;
 
 pub use budget::{max_unavailable, partition};
-pub use condition::CONDITION_REASON_NOT_UPGRADABLE;
+pub use condition::{CONDITION_REASON_ALL_UPGRADABLE, CONDITION_REASON_NOT_UPGRADABLE};
 
 use context::{PodView, SidecarSetContext};
 

@@ -118,12 +118,11 @@ pub(crate) fn upgrade_edit(
         }
     }
     refresh_hash_entry(context, &mut annotations, now);
-    let edit = PodEdit {
+    let mut edit = PodEdit {
         images,
         annotations,
     };
     let changed = edit.changed_containers();
-    let mut edit = edit;
     record_update_state(
         &mut edit.annotations,
         pod,
