@@ -170,7 +170,7 @@ impl Parser<'_> {
         }
     }
 
-    fn expect(&mut self, op: char) -> Result<(), String> {
+    fn consume(&mut self, op: char) -> Result<(), String> {
         if self.peek_op() == Some(op) {
             self.pos += 1;
             Ok(())
@@ -234,7 +234,7 @@ impl Parser<'_> {
             Token::Number(ty) => Ok(*ty),
             Token::Op('(') => {
                 let ty = self.expr()?;
-                self.expect(')')?;
+                self.consume(')')?;
                 Ok(ty)
             }
             Token::Op(c) => Err(format!("unexpected {c:?}")),
@@ -244,10 +244,10 @@ impl Parser<'_> {
                 }
                 self.pos += 1;
                 let a = self.expr()?;
-                self.expect(',')
+                self.consume(',')
                     .map_err(|_| format!("{name} takes exactly two arguments"))?;
                 let b = self.expr()?;
-                self.expect(')')
+                self.consume(')')
                     .map_err(|_| format!("{name} takes exactly two arguments"))?;
                 Ok(promote(a, b))
             }
