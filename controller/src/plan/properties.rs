@@ -236,6 +236,13 @@ proptest! {
             "{unavailable_after} unavailable after the plan, {unavailable_before} before, maxUnavailable {max_unavailable}"
         );
 
+        // The cache's list order does not matter.
+        let mut reversed = pods.clone();
+        reversed.reverse();
+        let again = run(&sidecarset_json, &reversed);
+        let order = |plan: &super::Plan| plan.pod_updates.iter().map(|u| u.name.clone()).collect::<Vec<_>>();
+        prop_assert_eq!(order(&plan), order(&again));
+
         // Every write went to its pod, and the upgraded pods are updated now.
         for update in &plan.pod_updates {
             let after_state = after.iter().find(|(name, ..)| name == &update.name);

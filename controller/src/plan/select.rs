@@ -207,12 +207,17 @@ pub(crate) fn expand_scatter_terms(terms: &[ScatterTerm], matched: &[PodView]) -
             expanded.push(term);
         }
     };
+    // First seen in namespace/name order, so the plan does not depend on the cache's list order.
+    let mut by_name: Vec<&PodView> = matched.iter().collect();
+    by_name.sort_by(|a, b| {
+        (pod::namespace(a.pod), pod::name(a.pod)).cmp(&(pod::namespace(b.pod), pod::name(b.pod)))
+    });
     for term in terms {
         if term.value != "*" {
             insert(term.clone());
             continue;
         }
-        for view in matched {
+        for view in &by_name {
             if let Some(value) = pod::labels(view.pod).get(&term.key) {
                 insert(ScatterTerm {
                     key: term.key.clone(),
