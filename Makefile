@@ -23,8 +23,10 @@ policy.wasm: setup
 	cp target/$(WASM_TARGET)/release/sidecarset_policy.wasm policy.wasm
 	@ls -l policy.wasm
 
+# Binaries and test targets in one invocation: one feature resolution, so `cargo test` afterwards
+# reuses every artifact instead of rebuilding the dependencies with dev-dependency features.
 build:
-	$(CARGO) build --workspace --bins
+	$(CARGO) test --workspace --no-run
 
 annotated-policy.wasm: policy.wasm build
 	$(HOST) annotate -m policy/metadata.yml -u README.md -o annotated-policy.wasm policy.wasm
