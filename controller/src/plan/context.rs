@@ -75,22 +75,26 @@ impl<'a> SidecarSetContext<'a> {
         }
     }
 
-    /// All sidecar container names as `&str`, for the predicates.
-    pub fn all_names(&self) -> Vec<&str> {
-        self.sidecar_names.iter().map(String::as_str).collect()
+    /// §5.3: the view of `pod` when it is active, injected by this SidecarSet and consistent
+    /// with it; `None` otherwise.
+    pub fn matched_view<'p>(&self, pod: &'p Pod) -> Option<PodView<'p>> {
+        if !pod::is_active(pod) || !self.is_injected(pod) {
+            return None;
+        }
+        let working = working_map(pod);
+        self.is_consistent_with_sidecarset(pod, &working)
+            .then(|| PodView::with_working_map(self, pod, working))
     }
 
-    /// §5.3: active, injected by this SidecarSet and consistent with it.
-    pub fn is_matched(&self, pod: &Pod) -> bool {
-        pod::is_active(pod)
-            && annotations::parse_injected_list(pod::annotation(pod, annotations::INJECTED_LIST))
-                .contains(self.name)
-            && self.is_consistent_with_sidecarset(pod)
+    /// The injected-list names this SidecarSet (a membership test; the format is policy's).
+    fn is_injected(&self, pod: &Pod) -> bool {
+        !self.name.is_empty()
+            && pod::annotation(pod, annotations::INJECTED_LIST)
+                .is_some_and(|list| list.split(',').any(|name| name == self.name))
     }
 
     /// Every container present; hot ones with a working-map entry and both twins.
-    fn is_consistent_with_sidecarset(&self, pod: &Pod) -> bool {
-        let working = working_map(pod);
+    fn is_consistent_with_sidecarset(&self, pod: &Pod, working: &BTreeMap<String, String>) -> bool {
         self.sidecarset.spec.containers.iter().all(|c| {
             if c.is_hot_upgrade() {
                 let [first, second] = twin_names(&c.name);
@@ -133,8 +137,17 @@ pub(crate) struct PodView<'p> {
 }
 
 impl<'p> PodView<'p> {
+    /// A view without the matching checks (tests build views of arbitrary pods).
+    #[cfg(test)]
     pub fn new(context: &SidecarSetContext, pod: &'p Pod) -> Self {
-        let working = working_map(pod);
+        Self::with_working_map(context, pod, working_map(pod))
+    }
+
+    fn with_working_map(
+        context: &SidecarSetContext,
+        pod: &'p Pod,
+        working: BTreeMap<String, String>,
+    ) -> Self {
         let recorded = match pod::annotation(pod, annotations::INPLACE_UPDATE_STATE) {
             None => RecordedStatuses::NoAnnotation,
             Some(value) => match serde_json::from_str::<InPlaceUpdateStates>(value) {
@@ -162,7 +175,7 @@ impl<'p> PodView<'p> {
             sidecar_ready: false,
         };
         view.updated = predicates::is_updated(context, pod);
-        view.consistent = predicates::is_state_consistent(&view, &context.all_names());
+        view.consistent = predicates::is_state_consistent(&view, &context.sidecar_names);
         view.sidecar_ready = predicates::is_sidecar_ready(context, &view);
         view
     }

@@ -113,8 +113,7 @@ pub fn plan(snapshot: &Snapshot) -> Plan {
     let matched: Vec<PodView> = snapshot
         .pods
         .iter()
-        .filter(|pod| context.is_matched(pod))
-        .map(|pod| PodView::new(&context, pod))
+        .filter_map(|pod| context.matched_view(pod))
         .collect();
     let status = status::compute(snapshot.sidecarset, &matched);
     let status_changed = status::changed(snapshot.sidecarset.status.as_ref(), &status);

@@ -16,13 +16,13 @@ pub(crate) fn is_updated(context: &SidecarSetContext, pod: &Pod) -> bool {
 
 /// §5.6 state-consistent on `names`: digest images are compared with status imageIDs, anything
 /// else falls back to "the kubelet has restarted the container on a new image".
-pub(crate) fn is_state_consistent(view: &PodView, names: &[&str]) -> bool {
+pub(crate) fn is_state_consistent<N: AsRef<str>>(view: &PodView, names: &[N]) -> bool {
     let pod = view.pod;
     if pod::containers(pod).len() != pod::container_statuses(pod).len() {
         return false;
     }
     for container in pod::containers(pod) {
-        if !names.contains(&container.name.as_str()) {
+        if !names.iter().any(|n| n.as_ref() == container.name) {
             continue;
         }
         let image = pod::image(container);
@@ -41,14 +41,14 @@ pub(crate) fn is_state_consistent(view: &PodView, names: &[&str]) -> bool {
 
 /// IsSidecarContainerUpdateCompleted for this SidecarSet: no container among `names` still shows
 /// the imageID recorded before its update while its spec image differs from the running one.
-pub(crate) fn is_update_completed(view: &PodView, names: &[&str]) -> bool {
+pub(crate) fn is_update_completed<N: AsRef<str>>(view: &PodView, names: &[N]) -> bool {
     let recorded = match &view.recorded {
         RecordedStatuses::NoAnnotation => return true,
         RecordedStatuses::Unparsable => return false,
         RecordedStatuses::Recorded(recorded) => recorded,
     };
     pod::container_statuses(view.pod).iter().all(|status| {
-        if !names.contains(&status.name.as_str()) {
+        if !names.iter().any(|n| n.as_ref() == status.name) {
             return true;
         }
         match recorded.get(&status.name) {
@@ -98,7 +98,7 @@ pub(crate) fn upgradability(context: &SidecarSetContext, view: &PodView) -> Upgr
     }
     let in_flight = context.sidecar_names.iter().any(|name| {
         pod::container_status(pod, name).is_some_and(|s| s.ready)
-            && !is_state_consistent(view, &[name.as_str()])
+            && !is_state_consistent(view, std::slice::from_ref(name))
     });
     if in_flight {
         Upgradability::InFlight
