@@ -1,5 +1,6 @@
 //! Planning time: one SidecarSet over 10,000 pods (target < 20 ms) and 100 SidecarSets over
-//! 10,000 pods in total (target < 500 ms). Run: `cargo bench -p sidecarset-controller --bench plan`.
+//! 10,000 pods in total (target < 500 ms). Run (see README.md for why the env var):
+//! `CARGO_PROFILE_RELEASE_PANIC=unwind cargo bench -p sidecarset-controller --bench plan`.
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use k8s_openapi::api::core::v1::Pod;
