@@ -231,12 +231,13 @@ pub fn error_policy(sidecarset: Arc<SidecarSet>, error: &Error, ctx: Arc<Context
     Action::requeue(ERROR_RETRY)
 }
 
-/// Pods selected by `spec.selector` in namespaces allowed by `namespaceSelector`, by namespace/name.
+/// Pods selected by `spec.selector` in namespaces allowed by `namespaceSelector`, by namespace/name:
+/// the cache's own `Arc`s, so a pass over many SidecarSets copies no pod.
 pub fn selected_pods(
     sidecarset: &SidecarSet,
     pods: &Store<Pod>,
     namespaces: &Store<Namespace>,
-) -> Result<Vec<Pod>> {
+) -> Result<Vec<Arc<Pod>>> {
     let mut lookup = |namespace: &str| {
         namespaces
             .get(&ObjectRef::new(namespace))
@@ -244,9 +245,9 @@ pub fn selected_pods(
     };
     let mut selected = Vec::new();
     for pod in pods.state() {
-        let namespace = pod.namespace().unwrap_or_default();
-        if pod_matches(sidecarset, &namespace, pod.labels(), &mut lookup).map_err(Box::new)? {
-            selected.push(Pod::clone(&pod));
+        let namespace = pod.metadata.namespace.as_deref().unwrap_or_default();
+        if pod_matches(sidecarset, namespace, pod.labels(), &mut lookup).map_err(Box::new)? {
+            selected.push(pod);
         }
     }
     selected.sort_by(|a, b| {

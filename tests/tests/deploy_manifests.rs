@@ -1,15 +1,13 @@
 //! Every YAML file under deploy/ decodes into its typed object, and the properties that make
-//! the install safe hold: fail-closed pod hook skipping control-plane namespaces, hardened pods,
-//! probes on the ports the binaries serve.
+//! the install safe hold: fail-closed pod policy skipping control-plane namespaces, hardened pods,
+//! probes on the ports the binaries serve. The webhook configurations: deploy_webhook.rs.
 
 mod deploy_support;
 
 use deploy_support::kubewarden::{ClusterAdmissionPolicy, FailurePolicy, Mode};
-use deploy_support::{deploy_dir, find, read_yaml, typed, yaml_files};
-use k8s_openapi::api::admissionregistration::v1::MutatingWebhookConfiguration;
+use deploy_support::{assert_skips_control_plane, deploy_dir, find, read_yaml, typed, yaml_files};
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::{Container, Namespace};
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
 use serde_json::Value;
 
 fn all_objects() -> Vec<Value> {
@@ -51,20 +49,6 @@ fn the_round_trip_catches_a_misspelt_field() {
     let mut policy = objects_in("kubewarden/pod-injection.yaml")[0].clone();
     policy["spec"]["timeoutSecond"] = 5.into();
     assert!(typed::check(&policy).is_err());
-}
-
-/// The pod hook ignores control-plane namespaces, and our own namespace is one of them.
-fn assert_skips_control_plane(selector: &Option<LabelSelector>, what: &str) {
-    let expressions = selector
-        .as_ref()
-        .and_then(|s| s.match_expressions.as_ref())
-        .unwrap_or_else(|| panic!("{what}: no namespaceSelector.matchExpressions"));
-    assert!(
-        expressions
-            .iter()
-            .any(|e| e.key == "control-plane" && e.operator == "DoesNotExist"),
-        "{what}: must skip namespaces labelled control-plane"
-    );
 }
 
 #[test]
@@ -251,62 +235,6 @@ fn webhook_deployment_runs_serve_with_tls_and_the_module() {
         .find_map(|v| v.secret.as_ref())
         .and_then(|s| s.secret_name.clone());
     assert_eq!(secret.as_deref(), Some("sidecarset-webhook-tls"));
-}
-
-#[test]
-fn webhook_configuration_is_fail_closed_and_skips_control_plane() {
-    let objects = objects_in("webhook/webhookconfiguration.yaml");
-    let config: MutatingWebhookConfiguration = typed::decode(find(
-        &objects,
-        "MutatingWebhookConfiguration",
-        "sidecarset-webhook",
-    ))
-    .unwrap();
-    let inject = config.metadata.annotations.unwrap_or_default();
-    assert_eq!(
-        inject
-            .get("cert-manager.io/inject-ca-from")
-            .map(String::as_str),
-        Some("sidecarset-system/sidecarset-webhook"),
-        "the CA comes from the Certificate of the same name"
-    );
-    let hooks = config.webhooks.unwrap();
-    assert_eq!(hooks.len(), 2);
-    for hook in &hooks {
-        assert_eq!(hook.side_effects, "None");
-        assert_eq!(hook.admission_review_versions, ["v1"]);
-        assert_eq!(hook.failure_policy.as_deref(), Some("Fail"));
-        let service = hook.client_config.service.as_ref().unwrap();
-        assert_eq!(
-            (service.name.as_str(), service.namespace.as_str()),
-            ("sidecarset-webhook", "sidecarset-system")
-        );
-    }
-    let pods = hooks
-        .iter()
-        .find(|h| {
-            h.rules
-                .iter()
-                .flatten()
-                .any(|r| r.resources.iter().flatten().any(|x| x == "pods"))
-        })
-        .unwrap();
-    assert_eq!(
-        pods.rules.as_ref().unwrap()[0].operations.as_deref(),
-        Some(&["CREATE".to_string()][..])
-    );
-    assert_skips_control_plane(&pods.namespace_selector, "pod webhook");
-
-    let certificates = objects_in("webhook/certificate.yaml");
-    let certificate = find(&certificates, "Certificate", "sidecarset-webhook");
-    let names: Vec<&str> = certificate["spec"]["dnsNames"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter_map(Value::as_str)
-        .collect();
-    assert!(names.contains(&"sidecarset-webhook.sidecarset-system.svc"));
-    assert_eq!(certificate["spec"]["secretName"], "sidecarset-webhook-tls");
 }
 
 #[test]

@@ -81,7 +81,7 @@ impl<'a> SidecarSetContext<'a> {
         if !pod::is_active(pod) || !self.is_injected(pod) {
             return None;
         }
-        let working = working_map(pod);
+        let working = working_map(self, pod);
         self.is_consistent_with_sidecarset(pod, &working)
             .then(|| PodView::with_working_map(self, pod, working))
     }
@@ -95,12 +95,17 @@ impl<'a> SidecarSetContext<'a> {
 
     /// Every container present; hot ones with a working-map entry and both twins.
     fn is_consistent_with_sidecarset(&self, pod: &Pod, working: &BTreeMap<String, String>) -> bool {
+        let mut hot = self.hot.iter();
         self.sidecarset.spec.containers.iter().all(|c| {
             if c.is_hot_upgrade() {
-                let [first, second] = twin_names(&c.name);
-                working.contains_key(&c.name)
-                    && pod::container(pod, &first).is_some()
-                    && pod::container(pod, &second).is_some()
+                // `hot` holds the hot containers in spec order, their twin names precomputed.
+                hot.next().is_some_and(|hot| {
+                    working.contains_key(&c.name)
+                        && hot
+                            .twins
+                            .iter()
+                            .all(|twin| pod::container(pod, twin).is_some())
+                })
             } else {
                 pod::container(pod, &c.name).is_some()
             }
@@ -108,11 +113,29 @@ impl<'a> SidecarSetContext<'a> {
     }
 }
 
-fn working_map(pod: &Pod) -> BTreeMap<String, String> {
+/// Only hot sidecars read the working map, so other SidecarSets skip decoding it.
+fn working_map(context: &SidecarSetContext, pod: &Pod) -> BTreeMap<String, String> {
+    if context.hot.is_empty() {
+        return BTreeMap::new();
+    }
     annotations::parse_working_map(pod::annotation(
         pod,
         annotations::WORKING_HOT_UPGRADE_CONTAINER,
     ))
+}
+
+/// `HotUpgradeState::of`, from the twin names computed once per SidecarSet.
+fn hot_state(hot: &HotSidecar, working: &BTreeMap<String, String>) -> HotUpgradeState {
+    let [first, second] = &hot.twins;
+    let (working, idle) = if working.get(hot.name) == Some(first) {
+        (first, second)
+    } else {
+        (second, first)
+    };
+    HotUpgradeState {
+        working: working.clone(),
+        idle: idle.clone(),
+    }
 }
 
 /// This SidecarSet's `lastContainerStatuses` as recorded before its last in-place update.
@@ -140,7 +163,7 @@ impl<'p> PodView<'p> {
     /// A view without the matching checks (tests build views of arbitrary pods).
     #[cfg(test)]
     pub fn new(context: &SidecarSetContext, pod: &'p Pod) -> Self {
-        Self::with_working_map(context, pod, working_map(pod))
+        Self::with_working_map(context, pod, working_map(context, pod))
     }
 
     fn with_working_map(
@@ -163,7 +186,7 @@ impl<'p> PodView<'p> {
         let hot_states = context
             .hot
             .iter()
-            .map(|hot| HotUpgradeState::of(hot.name, &working))
+            .map(|hot| hot_state(hot, &working))
             .collect();
         let mut view = PodView {
             pod,

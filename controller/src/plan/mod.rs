@@ -6,6 +6,7 @@ mod budget;
 mod condition;
 mod context;
 mod edit;
+mod hash;
 mod hotupgrade;
 mod pod;
 mod predicates;
@@ -23,6 +24,7 @@ mod tests;
 use k8s_openapi::api::core::v1::Pod;
 use sidecarset_policy::api::{SidecarSet, SidecarSetStatus, values};
 use sidecarset_policy::inject::PatchMetadataError;
+use std::borrow::Borrow;
 
 pub use budget::{max_unavailable, partition};
 pub use condition::{CONDITION_REASON_ALL_UPGRADABLE, CONDITION_REASON_NOT_UPGRADABLE};
@@ -30,10 +32,11 @@ pub use condition::{CONDITION_REASON_ALL_UPGRADABLE, CONDITION_REASON_NOT_UPGRAD
 use context::{PodView, SidecarSetContext};
 
 /// Everything one planning round reads.
-pub struct Snapshot<'a> {
+pub struct Snapshot<'a, P = Pod> {
     pub sidecarset: &'a SidecarSet,
-    /// Pods selected by spec.selector in the namespaces the namespaceSelector allows (from caches).
-    pub pods: &'a [Pod],
+    /// Pods selected by spec.selector in the namespaces the namespaceSelector allows (from caches;
+    /// `Pod`s or the cache's `Arc<Pod>`s, so the shell need not copy them).
+    pub pods: &'a [P],
     /// RFC 3339 UTC seconds, written into annotations and conditions.
     pub now: &'a str,
 }
@@ -108,12 +111,12 @@ pub enum PlanError {
 }
 
 /// §5.2 steps 3, 5 and 7–11 for one SidecarSet.
-pub fn plan(snapshot: &Snapshot) -> Plan {
+pub fn plan<P: Borrow<Pod>>(snapshot: &Snapshot<'_, P>) -> Plan {
     let context = SidecarSetContext::new(snapshot.sidecarset);
     let matched: Vec<PodView> = snapshot
         .pods
         .iter()
-        .filter_map(|pod| context.matched_view(pod))
+        .filter_map(|pod| context.matched_view(pod.borrow()))
         .collect();
     let status = status::compute(snapshot.sidecarset, &matched);
     let status_changed = status::changed(snapshot.sidecarset.status.as_ref(), &status);

@@ -1,17 +1,14 @@
 //! §5.6 predicates and §5.7 upgradability.
 
 use super::context::{PodView, RecordedStatuses, SidecarSetContext};
-use super::pod;
+use super::{hash, pod};
 use k8s_openapi::api::core::v1::Pod;
-use sidecarset_policy::annotations::{self, SIDECARSET_HASH, SIDECARSET_HASH_WITHOUT_IMAGE};
+use sidecarset_policy::annotations::{SIDECARSET_HASH, SIDECARSET_HASH_WITHOUT_IMAGE};
 
 /// §5.6 "pod updated": the pod's hash entry equals the SidecarSet hash.
 pub(crate) fn is_updated(context: &SidecarSetContext, pod: &Pod) -> bool {
-    annotations::pod_hash_of(
-        SIDECARSET_HASH,
-        pod::annotation(pod, SIDECARSET_HASH),
-        context.name,
-    ) == context.hashes.hash
+    hash::pod_hash_of(pod::annotation(pod, SIDECARSET_HASH), context.name)
+        == context.hashes.hash.as_str()
 }
 
 /// §5.6 state-consistent on `names`: digest images are compared with status imageIDs, anything
@@ -88,12 +85,11 @@ pub(crate) enum Upgradability {
 
 pub(crate) fn upgradability(context: &SidecarSetContext, view: &PodView) -> Upgradability {
     let pod = view.pod;
-    let pod_without_image = annotations::pod_hash_of(
-        SIDECARSET_HASH_WITHOUT_IMAGE,
+    let pod_without_image = hash::pod_hash_of(
         pod::annotation(pod, SIDECARSET_HASH_WITHOUT_IMAGE),
         context.name,
     );
-    if pod_without_image != context.hashes.without_image {
+    if pod_without_image != context.hashes.without_image.as_str() {
         return Upgradability::NotUpgradable;
     }
     let in_flight = context.sidecar_names.iter().any(|name| {

@@ -8,6 +8,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use sidecarset_policy::api::{ScatterTerm, SidecarSetUpdateStrategy, UpdatePriorityStrategy};
 use sidecarset_policy::selector;
 use std::cmp::Ordering;
+use std::collections::BTreeMap;
 
 /// Indices into the matched pods.
 #[derive(Debug, Default, PartialEq, Eq)]
@@ -207,26 +208,39 @@ pub(crate) fn expand_scatter_terms(terms: &[ScatterTerm], matched: &[PodView]) -
             expanded.push(term);
         }
     };
-    // First seen in namespace/name order, so the plan does not depend on the cache's list order.
-    let mut by_name: Vec<&PodView> = matched.iter().collect();
-    by_name.sort_by(|a, b| {
-        (pod::namespace(a.pod), pod::name(a.pod)).cmp(&(pod::namespace(b.pod), pod::name(b.pod)))
-    });
     for term in terms {
         if term.value != "*" {
             insert(term.clone());
             continue;
         }
-        for view in &by_name {
-            if let Some(value) = pod::labels(view.pod).get(&term.key) {
-                insert(ScatterTerm {
-                    key: term.key.clone(),
-                    value: value.clone(),
-                });
-            }
+        for value in values_in_name_order(&term.key, matched) {
+            insert(ScatterTerm {
+                key: term.key.clone(),
+                value: value.to_string(),
+            });
         }
     }
     expanded
+}
+
+/// The values of label `key` in the order their first carriers have in namespace/name order,
+/// so the plan does not depend on the cache's list order. Each value's first carrier is found
+/// in one pass instead of sorting all pods; the index breaks ties as a stable sort would.
+fn values_in_name_order<'p>(key: &str, matched: &[PodView<'p>]) -> Vec<&'p str> {
+    let mut first: BTreeMap<&'p str, (&'p str, &'p str, usize)> = BTreeMap::new();
+    for (index, view) in matched.iter().enumerate() {
+        let Some(value) = pod::labels(view.pod).get(key) else {
+            continue;
+        };
+        let carrier = (pod::namespace(view.pod), pod::name(view.pod), index);
+        first
+            .entry(value.as_str())
+            .and_modify(|known| *known = (*known).min(carrier))
+            .or_insert(carrier);
+    }
+    let mut values: Vec<(&'p str, (&'p str, &'p str, usize))> = first.into_iter().collect();
+    values.sort_unstable_by(|a, b| a.1.cmp(&b.1));
+    values.into_iter().map(|(value, _)| value).collect()
 }
 
 fn carries(pod: &Pod, term: &ScatterTerm) -> bool {

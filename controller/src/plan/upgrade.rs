@@ -142,8 +142,13 @@ pub(crate) fn upgrade_edit(
 /// string-format annotation is converted (with its without-image twin), garbage starts afresh.
 pub(crate) fn refresh_hash_entry(context: &SidecarSetContext, annotations: &mut Labels, now: &str) {
     let raw = annotations.get(SIDECARSET_HASH).map(String::as_str);
-    let struct_form = raw.is_some_and(|v| serde_json::from_str::<HashAnnotation>(v).is_ok());
-    let mut entries = annotations::parse_hash_annotation(SIDECARSET_HASH, raw).unwrap_or_default();
+    // The struct form is what parse_hash_annotation tries first: decode it only once.
+    let parsed_struct = raw.and_then(|v| serde_json::from_str::<HashAnnotation>(v).ok());
+    let struct_form = parsed_struct.is_some();
+    let mut entries = match parsed_struct {
+        Some(entries) => entries,
+        None => annotations::parse_hash_annotation(SIDECARSET_HASH, raw).unwrap_or_default(),
+    };
     if !struct_form {
         stamp(&mut entries, now);
         let without_image = annotations
