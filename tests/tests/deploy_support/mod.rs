@@ -7,6 +7,7 @@ pub mod kubewarden;
 pub mod schema;
 pub mod typed;
 
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
 use serde::Deserialize;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -80,21 +81,19 @@ pub fn metadata_yml() -> Value {
         .expect("policy/metadata.yml has a document")
 }
 
-/// The objects `kubectl kustomize <dir>` renders, or `None` when kubectl is not installed.
-pub fn kustomize(dir: &Path) -> Option<Vec<Value>> {
+/// The objects `kubectl kustomize <dir>` renders; panics (never skips) when kubectl is missing.
+pub fn kustomize(dir: &Path) -> Vec<Value> {
     let output = match std::process::Command::new("kubectl")
         .arg("kustomize")
         .arg(dir)
         .output()
     {
         Ok(output) => output,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            eprintln!(
-                "kubectl not found: skipping the kustomize rendering of {}",
-                dir.display()
-            );
-            return None;
-        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => panic!(
+            "kubectl is not installed (or not on PATH): the kustomize rendering of {} needs it; \
+             install kubectl (https://kubernetes.io/docs/tasks/tools/) and re-run",
+            dir.display()
+        ),
         Err(e) => panic!("cannot run kubectl: {e}"),
     };
     assert!(
@@ -104,7 +103,7 @@ pub fn kustomize(dir: &Path) -> Option<Vec<Value>> {
         String::from_utf8_lossy(&output.stderr)
     );
     let text = String::from_utf8(output.stdout).expect("UTF-8 output");
-    Some(yaml_documents(&text).unwrap_or_else(|e| panic!("rendered YAML does not parse: {e}")))
+    yaml_documents(&text).unwrap_or_else(|e| panic!("rendered YAML does not parse: {e}"))
 }
 
 /// `(kind, namespace, name)` of an object, for lookups and messages.
@@ -131,4 +130,18 @@ pub fn find<'a>(objects: &'a [Value], kind: &str, name: &str) -> &'a Value {
             k == kind && n == name
         })
         .unwrap_or_else(|| panic!("no {kind} {name}"))
+}
+
+/// The pod hook ignores control-plane namespaces, and our own namespace is one of them.
+pub fn assert_skips_control_plane(selector: &Option<LabelSelector>, what: &str) {
+    let expressions = selector
+        .as_ref()
+        .and_then(|s| s.match_expressions.as_ref())
+        .unwrap_or_else(|| panic!("{what}: no namespaceSelector.matchExpressions"));
+    assert!(
+        expressions
+            .iter()
+            .any(|e| e.key == "control-plane" && e.operator == "DoesNotExist"),
+        "{what}: must skip namespaces labelled control-plane"
+    );
 }
