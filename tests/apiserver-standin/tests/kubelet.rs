@@ -2,11 +2,16 @@
 
 mod common;
 
+use std::sync::Arc;
+use std::time::Duration;
+
+use apiserver_standin::store::{EventType, StoredEvent};
 use apiserver_standin::{KubeletConfig, Options, StandIn, image_id};
 use common::*;
 use k8s_openapi::api::core::v1::Pod;
 use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
 use serde_json::{Value, json};
+use tokio::sync::broadcast;
 
 async fn kubelet_standin() -> StandIn {
     start_with(Options {
@@ -35,9 +40,14 @@ fn is_ready(pod: Option<&Value>) -> bool {
     pod.is_some_and(|p| p["status"]["phase"] == "Running" && ready_condition(p)["status"] == "True")
 }
 
-/// Collects every stored state of one pod (from the store's change feed) until `done` holds.
-async fn states_until(s: &StandIn, name: &str, done: impl Fn(&Value) -> bool) -> Vec<Value> {
-    let mut rx = s.store().subscribe();
+/// Collects every stored state of one pod until `done` holds: its current state, then the
+/// changes from `rx`, a subscription taken before the change under test was made.
+async fn states_until(
+    s: &StandIn,
+    mut rx: broadcast::Receiver<Arc<StoredEvent>>,
+    name: &str,
+    done: impl Fn(&Value) -> bool,
+) -> Vec<Value> {
     let mut seen = Vec::new();
     if let Ok(p) = s
         .store()
@@ -94,10 +104,11 @@ async fn pods_start_and_an_image_change_restarts_only_that_container() {
     let app_before = container(&running, "app").clone();
 
     let smp = json!({"spec": {"containers": [{"name": "side", "image": "envoy:2"}]}});
+    let rx = s.store().subscribe();
     pods.patch("p", &PatchParams::default(), &Patch::Strategic(&smp))
         .await
         .expect("image change");
-    let states = states_until(&s, "p", |p| {
+    let states = states_until(&s, rx, "p", |p| {
         container(p, "side")["image"] == "envoy:2"
             && container(p, "side")["ready"] == true
             && is_ready(Some(p))
@@ -202,15 +213,75 @@ async fn failure_switches_never_ready_stopped_node_and_deletion() {
         .await
         .expect("b gone");
 
-    // Deleting a pod in the middle of a rollout.
+    // Deleting a pod in the middle of a restart: a restart that cannot finish on its own
+    // (an hour away) guarantees the pod is deleted mid-restart.
+    kubelet.set_config(KubeletConfig {
+        restart_delay: Duration::from_secs(3600),
+        ..KubeletConfig::fast()
+    });
+    pods.create(&pp, &on_node("c", "node-a")).await.expect("c");
+    s.wait_for("pods", "default", "c", TIMEOUT, is_ready)
+        .await
+        .expect("c ready");
     let roll = json!({"spec": {"containers": [{"name": "app", "image": "nginx:4"}]}});
     pods.patch("a", &PatchParams::default(), &Patch::Strategic(&roll))
         .await
         .expect("patch");
+    s.wait_for("pods", "default", "a", TIMEOUT, |p| {
+        p.is_some_and(|p| container(p, "app")["state"]["waiting"].is_object())
+    })
+    .await
+    .expect("a restarting");
+    let mut rx = s.store().subscribe();
     kubelet
         .delete_pod("default", "a")
-        .expect("delete mid-rollout");
-    s.wait_for("pods", "default", "a", TIMEOUT, |p| p.is_none())
+        .expect("delete mid-restart");
+    // Restarts now finish at once: had the kubelet kept `a`, its restart would be due
+    // before c's, which is the barrier below.
+    kubelet.set_config(KubeletConfig::fast());
+    let restart_c = json!({"spec": {"containers": [{"name": "app", "image": "nginx:5"}]}});
+    pods.patch("c", &PatchParams::default(), &Patch::Strategic(&restart_c))
         .await
-        .expect("a gone");
+        .expect("patch c");
+    let mut after_delete = Vec::new();
+    tokio::time::timeout(TIMEOUT, async {
+        loop {
+            let ev = rx.recv().await.expect("store events");
+            if ev.storage != "pods" {
+                continue;
+            }
+            let name = ev.object["metadata"]["name"]
+                .as_str()
+                .unwrap_or("")
+                .to_string();
+            if name == "a" {
+                after_delete.push((ev.kind, ev.object.clone()));
+            }
+            if name == "c"
+                && container(&ev.object, "app")["image"] == "nginx:5"
+                && is_ready(Some(&ev.object))
+            {
+                return;
+            }
+        }
+    })
+    .await
+    .unwrap_or_else(|_| panic!("c never restarted; events of a: {after_delete:#?}"));
+    assert_eq!(
+        after_delete.len(),
+        1,
+        "the kubelet wrote or recreated a after deleting it: {after_delete:#?}"
+    );
+    let (kind, last) = &after_delete[0];
+    assert_eq!(*kind, EventType::Deleted);
+    assert!(
+        container(last, "app")["state"]["waiting"].is_object(),
+        "deleted while restarting: {last:#?}"
+    );
+    assert!(
+        s.store()
+            .get(apiserver_standin::resources::pods(), "default", "a")
+            .is_err(),
+        "a is gone"
+    );
 }
