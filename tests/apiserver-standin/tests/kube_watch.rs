@@ -322,3 +322,56 @@ async fn streaming_list_watcher_gets_initial_events_and_the_end_bookmark() {
     .expect("z reflected");
     task.abort();
 }
+
+#[tokio::test]
+async fn a_watch_on_a_named_path_sees_only_that_object() {
+    let s = start().await;
+    let client = s.client().expect("client");
+    let pods: Api<Pod> = Api::namespaced(client.clone(), "default");
+    let pp = PostParams::default();
+    for name in ["other", "watched"] {
+        pods.create(&pp, &pod(name, json!({}), &[("m", "i:1")]))
+            .await
+            .expect("create");
+    }
+    let req = axum::http::Request::get("/api/v1/namespaces/default/pods/watched?watch=true")
+        .body(Vec::new())
+        .expect("request");
+    let mut events = client
+        .request_events::<Pod>(req)
+        .await
+        .expect("watch")
+        .boxed();
+    assert_eq!(
+        name_of(&next_event(&mut events).await),
+        ("ADDED", "watched".to_string())
+    );
+    let label = json!({"metadata": {"labels": {"touched": "yes"}}});
+    for name in ["other", "watched"] {
+        pods.patch(name, &PatchParams::default(), &Patch::Merge(&label))
+            .await
+            .expect("patch");
+    }
+    assert_eq!(
+        name_of(&next_event(&mut events).await),
+        ("MODIFIED", "watched".to_string())
+    );
+
+    // A field selector naming another object on a named path is a 400, as in ListResource.
+    let req = axum::http::Request::get(
+        "/api/v1/namespaces/default/pods/watched?watch=true&fieldSelector=metadata.name%3Dother",
+    )
+    .body(Vec::new())
+    .expect("request");
+    let err = status(
+        client
+            .request_text(req)
+            .await
+            .expect_err("mismatched name selector"),
+    );
+    assert_eq!((err.code, err.reason.as_str()), (400, "BadRequest"));
+    assert_eq!(
+        err.message,
+        "fieldSelector metadata.name doesn't match requested name"
+    );
+}

@@ -278,8 +278,40 @@ fn list(req: &Request<'_>) -> Result<Response, ApiError> {
     ))
 }
 
+/// The filter of a watch; a watch on `.../NAME` selects that name as `metadata.name=NAME`
+/// (and a field selector naming another object is a 400), as `ListResource` does.
+fn watch_filter(req: &Request<'_>) -> Result<Filter, ApiError> {
+    let Some(name) = req.target.name.as_deref() else {
+        return req.filter();
+    };
+    let given = req
+        .query
+        .get("fieldSelector")
+        .map(String::as_str)
+        .filter(|s| !s.trim().is_empty());
+    let by_name = format!("metadata.name={name}");
+    let selector = match given {
+        None => by_name.as_str(),
+        Some(sel) => {
+            let parsed = crate::selectors::FieldSelector::parse(req.target.def, sel)?;
+            if parsed.exact_name() != Some(name) {
+                return Err(ApiError::bad_request(
+                    "fieldSelector metadata.name doesn't match requested name",
+                ));
+            }
+            sel
+        }
+    };
+    Filter::parse(
+        req.target.def,
+        req.target.namespace.clone(),
+        req.query.get("labelSelector").map(String::as_str),
+        Some(selector),
+    )
+}
+
 fn watch(req: &Request<'_>) -> Result<Response, ApiError> {
-    let filter = req.filter()?;
+    let filter = watch_filter(req)?;
     let from = match req.query.get("resourceVersion").map(String::as_str) {
         None | Some("") | Some("0") => WatchFrom::Now,
         Some(rv) => WatchFrom::Version(
