@@ -43,18 +43,26 @@ impl Cause {
         }
     }
 
-    /// `<field>: Invalid value: <value>: <detail>`.
+    /// `<field>: Invalid value: <value>: <detail>` (the value as JSON, like `field.Error`).
     pub fn invalid(field: impl Into<String>, value: &Value, detail: impl AsRef<str>) -> Cause {
         let field = field.into();
-        let shown = match value {
-            Value::String(s) => format!("\"{s}\""),
-            other => other.to_string(),
-        };
-        let message = format!("Invalid value: {shown}: {}", detail.as_ref());
+        let message = format!("Invalid value: {value}: {}", detail.as_ref());
         Cause {
             reason: "FieldValueInvalid",
             field,
             message,
+        }
+    }
+}
+
+impl Cause {
+    /// `<field>: Too long: may not be more than <max> bytes` (`field.TooLong`).
+    pub fn too_long(field: impl Into<String>, max: usize) -> Cause {
+        let unit = if max == 1 { "byte" } else { "bytes" };
+        Cause {
+            reason: "FieldValueTooLong",
+            field: field.into(),
+            message: format!("Too long: may not be more than {max} {unit}"),
         }
     }
 }
@@ -171,10 +179,14 @@ impl ApiError {
         } else {
             format!("{}.{}", def.kind, def.group)
         };
-        let msgs: Vec<String> = causes
-            .iter()
-            .map(|c| format!("{}: {}", c.field, c.message))
-            .collect();
+        // The message lists each distinct error once (`ErrorList.ToAggregate`); causes keep all.
+        let mut msgs: Vec<String> = Vec::new();
+        for c in &causes {
+            let m = format!("{}: {}", c.field, c.message);
+            if !msgs.contains(&m) {
+                msgs.push(m);
+            }
+        }
         let joined = if msgs.len() == 1 {
             msgs[0].clone()
         } else {
@@ -198,9 +210,23 @@ impl ApiError {
         }
     }
 
-    /// 422 without a kind (what a failed JSON patch gets).
+    /// 422 without a kind.
     pub fn unprocessable(message: impl Into<String>) -> ApiError {
         ApiError::new(422, "Invalid", message)
+    }
+
+    /// What a JSON patch that cannot be applied (a failed `test`, a missing path) gets:
+    /// `NewGenericServerResponse(422, "", GroupResource{}, "", err, 0, false)`, i.e. the
+    /// generic message, empty details and no causes (the jsonpatch error is dropped).
+    pub fn json_patch_not_applicable() -> ApiError {
+        ApiError {
+            details: Some(json!({})),
+            ..ApiError::new(
+                422,
+                "Invalid",
+                "the server rejected our request due to an error in our request",
+            )
+        }
     }
 
     /// 400 BadRequest.

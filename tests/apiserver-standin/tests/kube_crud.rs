@@ -292,7 +292,8 @@ async fn stale_put_and_stale_patch_conflict() {
     );
     assert_eq!(err.code, 409);
 
-    // A JSON patch whose `test` fails: kube-apiserver answers 422 (see patch.go: applyJSPatch).
+    // A JSON patch whose `test` fails: applyJSPatch answers NewGenericServerResponse(422, ...,
+    // isUnexpectedResponse=false): the generic message, empty details, no causes.
     let ops: json_patch::Patch = serde_json::from_value(json!([
         {"op": "test", "path": "/metadata/resourceVersion", "value": stale_rv},
         {"op": "replace", "path": "/metadata/labels/step", "value": "4"}
@@ -306,7 +307,12 @@ async fn stale_put_and_stale_patch_conflict() {
     assert_eq!((err.code, err.reason.as_str()), (422, "Invalid"));
     assert_eq!(
         err.message,
-        "testing value /metadata/resourceVersion failed: test failed"
+        "the server rejected our request due to an error in our request"
+    );
+    let details = err.details.expect("details present (empty)");
+    assert!(
+        details.causes.is_empty() && details.name.is_empty() && details.kind.is_empty(),
+        "{details:?}"
     );
 
     // The same patch with the current version applies.
@@ -426,6 +432,17 @@ async fn pod_updates_follow_the_immutability_rule() {
             .expect_err("added container"),
     );
     assert_eq!(err.code, 422);
+    // ValidateContainerUpdates stops at the count, before the generic spec comparison.
+    assert_eq!(
+        err.message,
+        "Pod \"p\" is invalid: spec.containers: Forbidden: pod updates may not add or remove containers"
+    );
+    let causes = err.details.expect("details").causes;
+    assert_eq!(causes.len(), 1, "{causes:?}");
+    assert_eq!(
+        (causes[0].field.as_str(), causes[0].reason.as_str()),
+        ("spec.containers", "FieldValueForbidden")
+    );
     let drop_tol = json!({"spec": {"tolerations": []}});
     assert_eq!(
         status(

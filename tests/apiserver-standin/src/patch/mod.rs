@@ -50,7 +50,10 @@ pub fn apply(
             let ops: json_patch::Patch = serde_json::from_slice(patch)
                 .map_err(|e| ApiError::bad_request(format!("error decoding patch: {e}")))?;
             let mut doc = current.clone();
-            json_patch::patch(&mut doc, &ops).map_err(|e| json_patch_error(&ops, &e))?;
+            json_patch::patch(&mut doc, &ops).map_err(|e| {
+                tracing::debug!("json patch not applicable: {e}");
+                ApiError::json_patch_not_applicable()
+            })?;
             Ok(doc)
         }
         PatchType::Merge => {
@@ -84,16 +87,4 @@ pub fn apply(
             "server-side apply (application/apply-patch+yaml) is not supported by this API server stand-in; use kubectl apply without --server-side",
         )),
     }
-}
-
-/// Renders a failed JSON patch like the Go library the API server uses (a 422 without a kind).
-fn json_patch_error(ops: &json_patch::Patch, e: &json_patch::PatchError) -> ApiError {
-    if matches!(e.kind, json_patch::PatchErrorKind::TestFailed)
-        && let Some(json_patch::PatchOperation::Test(t)) = ops.0.get(e.operation)
-    {
-        return ApiError::unprocessable(format!("testing value {} failed: test failed", t.path));
-    }
-    ApiError::unprocessable(format!(
-        "the server rejected our request due to an error in our request: {e}"
-    ))
 }

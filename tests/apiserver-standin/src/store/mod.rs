@@ -2,8 +2,10 @@
 //! resourceVersion, a bounded event history for watches, and the per-type write rules.
 
 pub mod convert;
+pub mod objectmeta;
 pub mod pod;
 mod rules;
+mod tolerations;
 mod types;
 
 use std::collections::{BTreeMap, VecDeque};
@@ -52,6 +54,20 @@ fn key(def: &ResourceDef, ns: &str, name: &str) -> Key {
         String::new()
     };
     (def.storage, ns, name.to_string())
+}
+
+/// The etcd key kube-apiserver would use (it appears in storage error messages).
+fn storage_key(def: &ResourceDef, ns: &str, name: &str) -> String {
+    let prefix = if def.custom {
+        format!("/registry/{}/{}", def.group, def.plural)
+    } else {
+        format!("/registry/{}", def.storage)
+    };
+    if def.namespaced {
+        format!("{prefix}/{ns}/{name}")
+    } else {
+        format!("{prefix}/{name}")
+    }
 }
 
 fn encode_continue(ns: &str, name: &str) -> String {
@@ -232,6 +248,19 @@ impl Store {
             return Err(ApiError::not_found(def, name));
         };
         let sent = from_view(def, obj);
+        // A PUT carries its uid as a storage precondition, checked before anything else.
+        let sent_uid = meta::meta_str(&sent, "uid");
+        if !sent_uid.is_empty() && sent_uid != meta::meta_str(&old, "uid") {
+            return Err(ApiError::conflict_because(
+                def,
+                name,
+                &format!(
+                    "StorageError: invalid object, Code: 4, Key: {}, ResourceVersion: 0, AdditionalErrorMsg: Precondition failed: UID in precondition: {sent_uid}, UID in object meta: {}",
+                    storage_key(def, ns, name),
+                    meta::meta_str(&old, "uid")
+                ),
+            ));
+        }
         let rv = meta::resource_version(&sent);
         if rv.is_empty() {
             if !def.allow_unconditional_update {

@@ -2,6 +2,7 @@
 
 use serde_json::{Map, Value, json};
 
+use super::{objectmeta, tolerations};
 use crate::error::Cause;
 
 /// The message the API server gives for a forbidden pod spec update.
@@ -64,20 +65,31 @@ pub fn apply_defaults(pod: &mut Value) {
     }
 }
 
-/// Validation of a new pod.
-pub fn validate_create(pod: &Value) -> Vec<Cause> {
+const DNS_LABEL_ERR: &str = "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')";
+
+fn array<'a>(spec: &'a Value, list: &str) -> &'a [Value] {
+    spec.get(list)
+        .and_then(Value::as_array)
+        .map(Vec::as_slice)
+        .unwrap_or(&[])
+}
+
+fn image(c: &Value) -> &str {
+    c.get("image").and_then(Value::as_str).unwrap_or("")
+}
+
+/// The parts of `ValidatePodSpec` (and the pod-only container checks of
+/// `validatePodMetadataAndSpec`) the stand-in implements.
+pub fn validate_spec(pod: &Value) -> Vec<Cause> {
     let mut causes = Vec::new();
-    let spec = pod.get("spec");
-    let containers = spec
-        .and_then(|s| s.get("containers"))
-        .and_then(Value::as_array);
-    if containers.is_none_or(Vec::is_empty) {
+    let empty = Value::Object(Map::new());
+    let spec = pod.get("spec").unwrap_or(&empty);
+    if array(spec, "containers").is_empty() {
         causes.push(Cause::required("spec.containers", ""));
     }
     let mut seen: Vec<&str> = Vec::new();
     for list in CONTAINER_LISTS {
-        let items = spec.and_then(|s| s.get(list)).and_then(Value::as_array);
-        for (i, c) in items.into_iter().flatten().enumerate() {
+        for (i, c) in array(spec, list).iter().enumerate() {
             let name = c.get("name").and_then(Value::as_str).unwrap_or("");
             let field = format!("spec.{list}[{i}]");
             if name.is_empty() {
@@ -86,7 +98,7 @@ pub fn validate_create(pod: &Value) -> Vec<Cause> {
                 causes.push(Cause::invalid(
                     format!("{field}.name"),
                     &json!(name),
-                    "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character",
+                    DNS_LABEL_ERR,
                 ));
             } else if seen.contains(&name) {
                 causes.push(Cause {
@@ -97,15 +109,43 @@ pub fn validate_create(pod: &Value) -> Vec<Cause> {
             } else {
                 seen.push(name);
             }
-            if c.get("image")
-                .and_then(Value::as_str)
-                .is_none_or(str::is_empty)
-            {
+            if image(c).is_empty() {
                 causes.push(Cause::required(format!("{field}.image"), ""));
             }
         }
     }
+    if let Some(n) = int(spec.get("activeDeadlineSeconds"))
+        && !(1..=i64::from(i32::MAX)).contains(&n)
+    {
+        causes.push(Cause::invalid(
+            "spec.activeDeadlineSeconds",
+            &json!(n),
+            "must be between 1 and 2147483647, inclusive",
+        ));
+    }
+    causes.extend(tolerations::validate(spec));
+    for list in CONTAINER_LISTS {
+        for (i, c) in array(spec, list).iter().enumerate() {
+            causes.extend(whitespace_cause(list, i, c));
+        }
+    }
     causes
+}
+
+fn whitespace_cause(list: &str, i: usize, c: &Value) -> Option<Cause> {
+    let img = image(c);
+    (img.trim() != img).then(|| {
+        Cause::invalid(
+            format!("spec.{list}[{i}].image"),
+            &json!(img),
+            "must not have leading or trailing whitespace",
+        )
+    })
+}
+
+/// Validation of a new pod's spec (its metadata is checked by the caller).
+pub fn validate_create(pod: &Value) -> Vec<Cause> {
+    validate_spec(pod)
 }
 
 fn has_resources(c: &Value, kind: &str) -> bool {
@@ -186,118 +226,87 @@ fn int(v: Option<&Value>) -> Option<i64> {
     v.and_then(Value::as_i64)
 }
 
-/// The update rule for pods (main resource): only images, activeDeadlineSeconds, added
-/// tolerations, terminationGracePeriodSeconds (negative to 1) and removed scheduling gates.
+/// `ValidatePodUpdate`, in its order: metadata update, metadata and spec, then the update
+/// rule (containers may not be added or removed, images, activeDeadlineSeconds, tolerations
+/// additions, scheduling-gate removals, terminationGracePeriodSeconds negative to 1).
 pub fn validate_update(old: &Value, new: &Value) -> Vec<Cause> {
-    let mut causes = Vec::new();
+    let mut causes = objectmeta::validate_object_meta_update(new, old);
+    causes.extend(objectmeta::validate_object_meta(new));
+    causes.extend(validate_spec(new));
     let empty = Value::Object(Map::new());
     let old_spec = old.get("spec").unwrap_or(&empty);
     let new_spec = new.get("spec").unwrap_or(&empty);
-    let mut masked = new_spec.clone();
 
     for list in CONTAINER_LISTS {
-        let old_list = old_spec.get(list).and_then(Value::as_array);
-        let Some(new_list) = masked.get_mut(list).and_then(Value::as_array_mut) else {
-            continue;
-        };
-        for (i, c) in new_list.iter_mut().enumerate() {
-            if c.get("image")
-                .and_then(Value::as_str)
-                .is_none_or(str::is_empty)
-            {
+        let new_list = array(new_spec, list);
+        if new_list.len() != array(old_spec, list).len() {
+            causes.push(Cause::forbidden(
+                format!("spec.{list}"),
+                "pod updates may not add or remove containers",
+            ));
+            return causes;
+        }
+        for (i, c) in new_list.iter().enumerate() {
+            if image(c).is_empty() {
                 causes.push(Cause::required(format!("spec.{list}[{i}].image"), ""));
             }
-            if let (Some(obj), Some(old_c)) = (c.as_object_mut(), old_list.and_then(|l| l.get(i))) {
-                match old_c.get("image") {
-                    Some(img) => obj.insert("image".into(), img.clone()),
-                    None => obj.remove("image"),
-                };
-            }
+            causes.extend(whitespace_cause(list, i, c));
         }
     }
 
     let old_ads = int(old_spec.get("activeDeadlineSeconds"));
-    let new_ads = int(new_spec.get("activeDeadlineSeconds"));
-    match (old_ads, new_ads) {
+    match (old_ads, int(new_spec.get("activeDeadlineSeconds"))) {
+        (_, Some(n)) if !(0..=i64::from(i32::MAX)).contains(&n) => {
+            causes.push(Cause::invalid(
+                "spec.activeDeadlineSeconds",
+                &json!(n),
+                "must be between 0 and 2147483647, inclusive",
+            ));
+            return causes;
+        }
+        (Some(o), Some(n)) if o < n => {
+            causes.push(Cause::invalid(
+                "spec.activeDeadlineSeconds",
+                &json!(n),
+                "must be less than or equal to previous value",
+            ));
+            return causes;
+        }
         (Some(_), None) => causes.push(Cause::invalid(
             "spec.activeDeadlineSeconds",
             &Value::Null,
             "must not update from a positive integer to nil value",
         )),
-        (_, Some(n)) if n <= 0 => causes.push(Cause::invalid(
-            "spec.activeDeadlineSeconds",
-            &json!(n),
-            "must be between 1 and 2147483647, inclusive",
-        )),
-        (Some(o), Some(n)) if n > o => causes.push(Cause::invalid(
-            "spec.activeDeadlineSeconds",
-            &json!(n),
-            "must be less than or equal to previous value",
-        )),
         _ => {}
     }
-    restore(&mut masked, old_spec, "activeDeadlineSeconds");
 
-    let old_tol = old_spec
-        .get("tolerations")
-        .and_then(Value::as_array)
-        .cloned()
-        .unwrap_or_default();
-    let new_tol = new_spec
-        .get("tolerations")
-        .and_then(Value::as_array)
-        .cloned()
-        .unwrap_or_default();
-    for t in &old_tol {
-        let kept = new_tol.iter().any(|n| {
-            n == t || {
-                let strip = |v: &Value| {
-                    let mut v = v.clone();
-                    if let Some(m) = v.as_object_mut() {
-                        m.remove("tolerationSeconds");
-                    }
-                    v
-                };
-                strip(n) == strip(t)
-                    && t.get("effect").and_then(Value::as_str) == Some("NoExecute")
-                    && match (
-                        int(t.get("tolerationSeconds")),
-                        int(n.get("tolerationSeconds")),
-                    ) {
-                        (Some(o), Some(n)) => n <= o,
-                        (None, _) => false,
-                        (Some(_), None) => false,
-                    }
+    causes.extend(tolerations::validate_only_added(old_spec, new_spec));
+    causes.extend(only_deleted_scheduling_gates(old_spec, new_spec));
+    if new_spec == old_spec {
+        return causes;
+    }
+
+    let mut masked = new_spec.clone();
+    for list in CONTAINER_LISTS {
+        let old_list = array(old_spec, list);
+        if let Some(items) = masked.get_mut(list).and_then(Value::as_array_mut) {
+            for (c, old_c) in items.iter_mut().zip(old_list) {
+                if let Some(obj) = c.as_object_mut() {
+                    match old_c.get("image") {
+                        Some(img) => obj.insert("image".into(), img.clone()),
+                        None => obj.remove("image"),
+                    };
+                }
             }
-        });
-        if !kept {
-            causes.push(Cause::forbidden(
-                "spec.tolerations",
-                "existing toleration can not be modified except its tolerationSeconds",
-            ));
-            break;
         }
     }
-    restore(&mut masked, old_spec, "tolerations");
-
+    for key in ["activeDeadlineSeconds", "schedulingGates", "tolerations"] {
+        restore(&mut masked, old_spec, key);
+    }
     let old_tgp = int(old_spec.get("terminationGracePeriodSeconds"));
-    let new_tgp = int(new_spec.get("terminationGracePeriodSeconds"));
+    let new_tgp = int(masked.get("terminationGracePeriodSeconds"));
     if matches!(old_tgp, Some(o) if o < 0) && new_tgp == Some(1) {
         restore(&mut masked, old_spec, "terminationGracePeriodSeconds");
-    }
-
-    let old_gates = old_spec
-        .get("schedulingGates")
-        .and_then(Value::as_array)
-        .cloned()
-        .unwrap_or_default();
-    let new_gates = new_spec
-        .get("schedulingGates")
-        .and_then(Value::as_array)
-        .cloned()
-        .unwrap_or_default();
-    if new_gates.iter().all(|g| old_gates.contains(g)) {
-        restore(&mut masked, old_spec, "schedulingGates");
     }
 
     if &masked != old_spec {
@@ -310,6 +319,33 @@ pub fn validate_update(old: &Value, new: &Value) -> Vec<Cause> {
         ));
     }
     causes
+}
+
+/// `validateOnlyDeletedSchedulingGates`.
+fn only_deleted_scheduling_gates(old_spec: &Value, new_spec: &Value) -> Vec<Cause> {
+    let gate_names = |spec: &Value| -> Vec<String> {
+        array(spec, "schedulingGates")
+            .iter()
+            .map(|g| {
+                g.get("name")
+                    .and_then(Value::as_str)
+                    .unwrap_or("")
+                    .to_string()
+            })
+            .collect()
+    };
+    let old = gate_names(old_spec);
+    gate_names(new_spec)
+        .iter()
+        .enumerate()
+        .filter(|(_, g)| !old.contains(g))
+        .map(|(i, g)| {
+            Cause::forbidden(
+                format!("spec.schedulingGates[{i}].name"),
+                format!("only deletion is allowed, but found new scheduling gate '{g}'"),
+            )
+        })
+        .collect()
 }
 
 fn restore(masked: &mut Value, old_spec: &Value, key: &str) {

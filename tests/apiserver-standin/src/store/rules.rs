@@ -3,11 +3,12 @@
 
 use serde_json::{Map, Value, json};
 
-use super::{Inner, Subresource, key, pod};
+use super::{Inner, Subresource, key, objectmeta, pod};
 use crate::error::{ApiError, Cause};
 use crate::meta;
 use crate::resources::ResourceDef;
 
+/// Fields the server sets on create, whatever the client sent.
 const SYSTEM_FIELDS: &[&str] = &[
     "uid",
     "creationTimestamp",
@@ -66,7 +67,7 @@ fn check_namespace(def: &ResourceDef, ns: &str, obj: &mut Value) -> Result<(), A
     Ok(())
 }
 
-fn validate_name(def: &ResourceDef, name: &str) -> Result<(), ApiError> {
+fn validate_name(def: &ResourceDef, name: &str) -> Vec<Cause> {
     let (ok, what) = if def.storage == "namespaces" {
         (
             meta::is_dns_label(name),
@@ -79,13 +80,9 @@ fn validate_name(def: &ResourceDef, name: &str) -> Result<(), ApiError> {
         )
     };
     if ok {
-        Ok(())
+        Vec::new()
     } else {
-        Err(ApiError::invalid(
-            def,
-            name,
-            vec![Cause::invalid("metadata.name", &json!(name), what)],
-        ))
+        vec![Cause::invalid("metadata.name", &json!(name), what)]
     }
 }
 
@@ -170,7 +167,7 @@ impl Inner {
                 }
             }
         }
-        validate_name(def, &name)?;
+        // Namespace lifecycle admission answers before validation runs.
         if def.namespaced
             && !self
                 .objects
@@ -178,6 +175,8 @@ impl Inner {
         {
             return Err(ApiError::namespace_not_found(ns));
         }
+        let mut causes = validate_name(def, &name);
+        causes.extend(objectmeta::validate_object_meta(&obj));
         {
             let m = meta::metadata_mut(&mut obj);
             for f in SYSTEM_FIELDS.iter().chain(&["managedFields", "selfLink"]) {
@@ -190,10 +189,13 @@ impl Inner {
                 m.insert("generation".into(), json!(1));
             }
         }
+        if def.storage != "pods" && !causes.is_empty() {
+            return Err(ApiError::invalid(def, &name, causes));
+        }
         match def.storage {
             "pods" => {
                 pod::apply_defaults(&mut obj);
-                let causes = pod::validate_create(&obj);
+                causes.extend(pod::validate_create(&obj));
                 if !causes.is_empty() {
                     return Err(ApiError::invalid(def, &name, causes));
                 }
@@ -317,17 +319,11 @@ pub(super) fn prepare_update(
         }
     } else {
         {
-            let old_meta = old.get("metadata").and_then(Value::as_object);
             let m = meta::metadata_mut(&mut new);
             m.remove("managedFields");
             m.remove("selfLink");
-            for f in SYSTEM_FIELDS {
-                match old_meta.and_then(|om| om.get(*f)) {
-                    Some(v) => m.insert((*f).to_string(), v.clone()),
-                    None => m.remove(*f),
-                };
-            }
         }
+        objectmeta::carry_system_fields(&mut new, old);
         if def.status_subresource
             && let Some(m) = new.as_object_mut()
         {
@@ -336,46 +332,34 @@ pub(super) fn prepare_update(
                 None => m.remove("status"),
             };
         }
-        if has_deletion_timestamp(old) {
-            let before = finalizers(old);
-            let added: Vec<String> = finalizers(&new)
-                .into_iter()
-                .filter(|f| !before.contains(f))
-                .collect();
-            if !added.is_empty() {
-                return Err(ApiError::invalid(
-                    def,
-                    name,
-                    vec![Cause::forbidden(
-                        "metadata.finalizers",
-                        format!(
-                            "no new finalizers can be added if the object is being deleted, found new finalizers {added:?}"
-                        ),
-                    )],
-                ));
-            }
-        }
+        // rest.BeforeUpdate: ValidateObjectMetaAccessor, ValidateObjectMetaAccessorUpdate, then
+        // the type's ValidateUpdate (most start with ValidateObjectMetaUpdate again).
+        let mut causes = objectmeta::validate_object_meta(&new);
+        causes.extend(objectmeta::validate_object_meta_update(&new, old));
         match def.storage {
             "pods" => {
                 pod::apply_defaults(&mut new);
-                let causes = pod::validate_update(old, &new);
-                if !causes.is_empty() {
-                    return Err(ApiError::invalid(def, name, causes));
-                }
+                causes.extend(pod::validate_update(old, &new));
             }
-            "namespaces" => set_namespace_fields(&mut new, name),
-            "controllerrevisions" if new.get("data") != old.get("data") => {
-                return Err(ApiError::invalid(
-                    def,
-                    name,
-                    vec![Cause::invalid(
+            "namespaces" => {
+                set_namespace_fields(&mut new, name);
+                causes.extend(objectmeta::validate_object_meta_update(&new, old));
+            }
+            "controllerrevisions" => {
+                causes.extend(objectmeta::validate_object_meta_update(&new, old));
+                causes.extend(objectmeta::validate_object_meta(&new));
+                if new.get("data") != old.get("data") {
+                    causes.push(Cause::invalid(
                         "data",
                         new.get("data").unwrap_or(&Value::Null),
                         "field is immutable",
-                    )],
-                ));
+                    ));
+                }
             }
-            _ => {}
+            _ => causes.extend(objectmeta::validate_object_meta_update(&new, old)),
+        }
+        if !causes.is_empty() {
+            return Err(ApiError::invalid(def, name, causes));
         }
         if def.tracks_generation {
             let generation = old
