@@ -4,9 +4,11 @@
 //! from watch caches and applies what it returns.
 
 pub mod apply;
+pub mod backoff;
 pub mod cli;
 pub mod error;
 pub mod events;
+pub mod execute;
 pub mod expectations;
 pub mod http;
 pub mod leader;

@@ -8,13 +8,14 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use sidecarset_policy::api::SidecarSetStatus;
 
-/// Rollout progress of one SidecarSet, as last computed.
+/// Rollout progress of one SidecarSet, as last computed, and how many passes planned it.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 struct Progress {
     matched: i32,
     updated: i32,
     ready: i32,
     updated_ready: i32,
+    planning_passes: u64,
 }
 
 /// (name, help, value of a Progress) of one per-SidecarSet gauge.
@@ -69,15 +70,21 @@ impl Metrics {
 
     /// Records the status just computed for a SidecarSet.
     pub fn set_progress(&self, sidecarset: &str, status: &SidecarSetStatus) {
-        self.progress().insert(
-            sidecarset.to_string(),
-            Progress {
-                matched: status.matched_pods,
-                updated: status.updated_pods,
-                ready: status.ready_pods,
-                updated_ready: status.updated_ready_pods,
-            },
-        );
+        let mut all = self.progress();
+        let p = all.entry(sidecarset.to_string()).or_default();
+        p.matched = status.matched_pods;
+        p.updated = status.updated_pods;
+        p.ready = status.ready_pods;
+        p.updated_ready = status.updated_ready_pods;
+    }
+
+    /// One reconcile planned a SidecarSet and applied (or failed to apply) the plan; reconciles
+    /// that stopped earlier, e.g. waiting for the cache to show our writes, do not count.
+    pub fn planned(&self, sidecarset: &str) {
+        self.progress()
+            .entry(sidecarset.to_string())
+            .or_default()
+            .planning_passes += 1;
     }
 
     /// Drops the gauges of a deleted SidecarSet.
@@ -91,7 +98,7 @@ impl Metrics {
         let counters = [
             (
                 "sidecarset_controller_reconciles_total",
-                "Reconciles started.",
+                "Reconciles started (including those that stopped before planning).",
                 &self.reconciles,
             ),
             (
@@ -161,6 +168,19 @@ impl Metrics {
                 );
             }
         }
+        let passes = "sidecarset_planning_passes_total";
+        let _ = writeln!(
+            out,
+            "# HELP {passes} Reconciles that planned the SidecarSet and applied the plan.\n# TYPE {passes} counter"
+        );
+        for (sidecarset, p) in &progress {
+            let _ = writeln!(
+                out,
+                "{passes}{{sidecarset=\"{}\"}} {}",
+                escape_label(sidecarset),
+                p.planning_passes
+            );
+        }
         out
     }
 }
@@ -193,8 +213,11 @@ mod tests {
                 ..SidecarSetStatus::default()
             },
         );
+        m.planned("envoy");
+        m.planned("envoy");
         let text = m.render();
         assert!(text.contains("sidecarset_controller_reconciles_total 1\n"));
+        assert!(text.contains("sidecarset_planning_passes_total{sidecarset=\"envoy\"} 2\n"));
         assert!(text.contains("sidecarset_controller_pods_upgraded_total 2\n"));
         assert!(text.contains("sidecarset_updated_pods{sidecarset=\"envoy\"} 5\n"));
         assert!(text.contains("sidecarset_ready_pods{sidecarset=\"envoy\"} 18\n"));

@@ -9,29 +9,21 @@ use k8s_openapi::jiff::Timestamp;
 use kube::runtime::controller::Action;
 use kube::runtime::events::Recorder;
 use kube::runtime::reflector::{ObjectRef, Store};
-use kube::{Client, Resource, ResourceExt};
+use kube::{Client, ResourceExt};
 use sidecarset_policy::annotations::rfc3339;
 use sidecarset_policy::api::SidecarSet;
 use sidecarset_policy::inject::pod_matches;
 
-use crate::apply::{self, Written};
+use crate::backoff::ErrorBackoff;
 use crate::error::{Error, Result};
-use crate::events;
+use crate::execute;
 use crate::expectations::Expectations;
 use crate::leader::Leadership;
 use crate::metrics::Metrics;
-use crate::plan::{self, Snapshot, UpdateKind};
+use crate::plan::{self, Snapshot};
 
 /// Requeue while the pod cache has not caught up with our own writes (§5.12).
 const EXPECTATIONS_RETRY: Duration = Duration::from_millis(500);
-/// Requeue after a write lost a race: re-plan from the newer cache soon.
-const STALE_RETRY: Duration = Duration::from_millis(300);
-/// Requeue while a rollout is in progress (pod events usually come first).
-const PROGRESS_RETRY: Duration = Duration::from_secs(5);
-/// Periodic resync when nothing is moving.
-const RESYNC: Duration = Duration::from_secs(300);
-/// Backoff after a failed reconcile.
-const ERROR_RETRY: Duration = Duration::from_secs(1);
 
 /// What every reconcile shares.
 pub struct Context {
@@ -53,6 +45,8 @@ pub struct Context {
     pub recorder: Recorder,
     /// Set once every cache has completed its initial list.
     pub ready: Arc<AtomicBool>,
+    /// Retry delays after failed reconciles.
+    pub backoff: ErrorBackoff,
 }
 
 /// Reconciles one SidecarSet (the object is the cached one).
@@ -102,153 +96,60 @@ pub async fn reconcile(sidecarset: Arc<SidecarSet>, ctx: Arc<Context>) -> Result
     for skipped in &plan.skipped {
         tracing::warn!(sidecarset = %name, pod = %format!("{}/{}", skipped.namespace, skipped.name), error = %skipped.error, "pod left alone");
     }
-    if plan.status_changed {
-        apply::patch_sidecarset_status(&ctx.client, &name, &plan.status).await?;
+    let outcome = execute::execute(&ctx, &sidecarset, &plan).await;
+    // Counted once the plan's writes are done, so "a pass happened" means "and it acted".
+    ctx.metrics.planned(&name);
+    if outcome.is_ok() {
+        ctx.backoff.succeeded(&name);
     }
-
-    // Pod images first: a condition patch would move the resourceVersion the update tests for.
-    let mut upgraded = 0usize;
-    for update in &plan.pod_updates {
-        if !ctx.leadership.is_leader() {
-            return Ok(Action::await_change());
-        }
-        let outcome =
-            apply::patch_pod(&ctx.client, &update.namespace, &update.name, &update.patch).await;
-        let pod_ref = events::pod_ref(&update.namespace, &update.name, &update.uid);
-        let reset = matches!(update.kind, UpdateKind::HotUpgradeReset);
-        match outcome {
-            Ok(Written::Applied {
-                uid,
-                resource_version,
-            }) => {
-                ctx.expectations.expect(
-                    &name,
-                    &update.namespace,
-                    &update.name,
-                    &uid,
-                    &resource_version,
-                );
-                upgraded += 1;
-                if reset {
-                    ctx.metrics.hot_upgrade_reset();
-                    let note = "reset sidecar container image empty successfully".to_string();
-                    events::publish(
-                        &ctx.recorder,
-                        &pod_ref,
-                        false,
-                        events::RESET_CONTAINER_SUCCEED,
-                        "ResetContainer",
-                        note,
-                    )
-                    .await;
-                } else {
-                    ctx.metrics.pod_upgraded();
-                }
-                tracing::info!(sidecarset = %name, pod = %format!("{}/{}", update.namespace, update.name), containers = ?update.changed_containers, reset, "pod updated in place");
-            }
-            Ok(Written::Stale) => {
-                ctx.metrics.conflict();
-                tracing::info!(sidecarset = %name, pod = %format!("{}/{}", update.namespace, update.name), "pod changed since planned; re-planning");
-                return Ok(Action::requeue(STALE_RETRY));
-            }
-            Err(e) => {
-                if reset {
-                    let note = format!("reset sidecar container image empty failed: {e}");
-                    events::publish(
-                        &ctx.recorder,
-                        &pod_ref,
-                        true,
-                        events::RESET_CONTAINER_FAILED,
-                        "ResetContainer",
-                        note,
-                    )
-                    .await;
-                }
-                return Err(e);
-            }
-        }
-    }
-
-    for condition in &plan.conditions {
-        if !ctx.leadership.is_leader() {
-            return Ok(Action::await_change());
-        }
-        match apply::patch_condition(
-            &ctx.client,
-            &condition.namespace,
-            &condition.name,
-            &condition.condition,
-        )
-        .await?
-        {
-            Written::Applied {
-                uid,
-                resource_version,
-            } => {
-                ctx.expectations.expect(
-                    &name,
-                    &condition.namespace,
-                    &condition.name,
-                    &uid,
-                    &resource_version,
-                );
-            }
-            Written::Stale => return Ok(Action::requeue(STALE_RETRY)),
-        }
-    }
-    // Once per change of conditions rather than every pass, so a stuck rollout does not flood events.
-    if plan.not_upgradable > 0 && !plan.conditions.is_empty() {
-        let note = format!(
-            "SidecarSet in-place update detected {} not upgradable pod(s) in this round, will skip them.",
-            plan.not_upgradable
-        );
-        let reference = sidecarset.object_ref(&());
-        events::publish(
-            &ctx.recorder,
-            &reference,
-            false,
-            events::NOT_UPGRADABLE_PODS,
-            "Upgrade",
-            note,
-        )
-        .await;
-    }
-
-    let moving = upgraded > 0
-        || plan.status.updated_pods < plan.status.matched_pods
-        || plan.status.updated_ready_pods < plan.status.updated_pods;
-    Ok(Action::requeue(if moving {
-        PROGRESS_RETRY
-    } else {
-        RESYNC
-    }))
+    outcome
 }
 
-/// On error: count, log, retry soon (the next pass re-plans from the caches).
+/// On error: count, log, retry after a per-SidecarSet exponential backoff (the next pass
+/// re-plans from the caches).
 pub fn error_policy(sidecarset: Arc<SidecarSet>, error: &Error, ctx: Arc<Context>) -> Action {
     ctx.metrics.failed();
-    tracing::warn!(sidecarset = %sidecarset.name_any(), error = %error, "reconcile failed");
-    Action::requeue(ERROR_RETRY)
+    let name = sidecarset.name_any();
+    let delay = ctx.backoff.failed(&name);
+    tracing::warn!(sidecarset = %name, error = %error, retry_in = ?delay, "reconcile failed");
+    Action::requeue(delay)
 }
 
 /// Pods selected by `spec.selector` in namespaces allowed by `namespaceSelector`, by namespace/name:
-/// the cache's own `Arc`s, so a pass over many SidecarSets copies no pod.
+/// the cache's own `Arc`s, and only the selected ones are taken (one pass per SidecarSet touches
+/// every cached pod, so it copies none and leaves the others' reference counts alone).
 pub fn selected_pods(
     sidecarset: &SidecarSet,
     pods: &Store<Pod>,
     namespaces: &Store<Namespace>,
 ) -> Result<Vec<Arc<Pod>>> {
-    let mut lookup = |namespace: &str| {
+    let lookup = std::cell::RefCell::new(|namespace: &str| {
         namespaces
             .get(&ObjectRef::new(namespace))
             .map(|n| n.labels().clone())
-    };
-    let mut selected = Vec::new();
-    for pod in pods.state() {
-        let namespace = pod.metadata.namespace.as_deref().unwrap_or_default();
-        if pod_matches(sidecarset, namespace, pod.labels(), &mut lookup).map_err(Box::new)? {
-            selected.push(pod);
+    });
+    // The store's filter takes a plain predicate: keep the first error and select nothing after it.
+    let failure = std::cell::RefCell::new(None);
+    let mut selected = pods.state_filter(|pod| {
+        if failure.borrow().is_some() {
+            return false;
         }
+        let namespace = pod.metadata.namespace.as_deref().unwrap_or_default();
+        match pod_matches(
+            sidecarset,
+            namespace,
+            pod.labels(),
+            &mut *lookup.borrow_mut(),
+        ) {
+            Ok(matches) => matches,
+            Err(error) => {
+                *failure.borrow_mut() = Some(error);
+                false
+            }
+        }
+    });
+    if let Some(error) = failure.into_inner() {
+        return Err(Box::new(error).into());
     }
     selected.sort_by(|a, b| {
         (a.metadata.namespace.as_deref(), a.metadata.name.as_deref())

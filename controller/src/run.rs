@@ -12,6 +12,7 @@ use kube::runtime::events::{Recorder, Reporter};
 use kube::{Api, Client};
 use tokio_util::sync::CancellationToken;
 
+use crate::backoff::ErrorBackoff;
 use crate::cli::Args;
 use crate::error::{Error, Result};
 use crate::expectations::Expectations;
@@ -123,11 +124,12 @@ pub async fn run(args: Args, shutdown: CancellationToken) -> Result<()> {
         leadership: leadership.clone(),
         recorder: Recorder::new(client, reporter),
         ready,
+        backoff: ErrorBackoff::default(),
     });
     tracing::info!(identity, lease = %format!("{}/{}", args.lease_namespace, args.lease_name), workers = args.workers, "starting");
     let stop = shutdown.clone();
     Controller::for_stream(streams.sidecarsets, caches.sidecarsets)
-        .watches_stream(streams.pods, watches::sidecarsets_of_pod)
+        .reconcile_on(streams.pod_triggers)
         .reconcile_all_on(on_acquired(&leadership))
         .with_config(Config::default().concurrency(args.workers.max(1)))
         .graceful_shutdown_on(async move { stop.cancelled().await })

@@ -10,11 +10,18 @@ use k8s_openapi::api::core::v1::{Namespace, Pod};
 use kube::runtime::reflector::{self, ObjectRef, Store};
 use kube::runtime::{WatchStreamExt, watcher};
 use kube::{Api, Client, ResourceExt};
-use sidecarset_policy::annotations::{INJECTED_LIST, parse_injected_list};
-use sidecarset_policy::api::SidecarSet;
+use sidecarset_policy::annotations::{
+    INJECTED_LIST, INPLACE_UPDATE_STATE, WORKING_HOT_UPGRADE_CONTAINER, parse_injected_list,
+    parse_working_map,
+};
+use sidecarset_policy::api::{SidecarSet, values};
+use sidecarset_policy::hotupgrade::twin_names;
 
 use crate::expectations::Expectations;
 use crate::metrics::Metrics;
+
+/// Upstream enqueues this late when only a pod's sidecar state consistency changed.
+pub const CONSISTENCY_DELAY: Duration = Duration::from_secs(5);
 
 /// The three caches.
 #[derive(Clone)]
@@ -49,8 +56,8 @@ async fn ready<K: kube::Resource<DynamicType = ()> + Clone + 'static>(store: &St
 pub struct Streams {
     /// SidecarSets whose (uid, generation) is new: creation, spec change, recreation.
     pub sidecarsets: BoxStream<'static, Result<SidecarSet, watcher::Error>>,
-    /// Pods created, changed or deleted (mapped to SidecarSets by [`sidecarsets_of_pod`]).
-    pub pods: BoxStream<'static, Result<Pod, watcher::Error>>,
+    /// SidecarSets that pod events concern ([`pod_triggers`]), the delayed ones when due.
+    pub pod_triggers: BoxStream<'static, ObjectRef<SidecarSet>>,
 }
 
 /// A SidecarSet's identity and generation: status writes (ours included) do not re-trigger.
@@ -88,10 +95,7 @@ pub fn start(
     .predicate_filter(uid_generation, Default::default());
 
     let (pods, pod_writer) = reflector::store();
-    let pod_stream = watcher(Api::<Pod>::all(client.clone()), watcher::Config::default())
-        .default_backoff()
-        .reflect(pod_writer)
-        .touched_objects();
+    let pod_triggers = pod_trigger_stream(client, pod_writer, sidecarsets.clone());
 
     let (namespaces, ns_writer) = reflector::store();
     let ns_stream = watcher(
@@ -118,16 +122,256 @@ pub fn start(
         },
         Streams {
             sidecarsets: ss_stream.boxed(),
-            pods: pod_stream.boxed(),
+            pod_triggers,
         },
     )
 }
 
-/// The SidecarSets a pod event concerns: the names in its injected-list annotation (§5.1).
-pub fn sidecarsets_of_pod(pod: Pod) -> Vec<ObjectRef<SidecarSet>> {
+/// The pod watch, reflected into `writer`'s store, as the SidecarSets to enqueue. Each event
+/// is compared with the cached pod before the cache takes it (the handler needs old and new).
+fn pod_trigger_stream(
+    client: &Client,
+    mut writer: reflector::store::Writer<Pod>,
+    sidecarsets: Store<SidecarSet>,
+) -> BoxStream<'static, ObjectRef<SidecarSet>> {
+    let cache = writer.as_reader();
+    let (delayed_tx, delayed_rx) = tokio::sync::mpsc::unbounded_channel();
+    let immediate = watcher(Api::<Pod>::all(client.clone()), watcher::Config::default())
+        .default_backoff()
+        .map(move |event| match event {
+            Ok(event) => {
+                let triggers = event_triggers(&event, &cache, &sidecarsets);
+                writer.apply_watcher_event(&event);
+                triggers
+            }
+            Err(e) => {
+                tracing::warn!(error = %e, "pod watch error");
+                Vec::new()
+            }
+        })
+        .flat_map(futures::stream::iter)
+        .filter_map(move |trigger| {
+            let now = if trigger.delay.is_zero() {
+                Some(trigger.sidecarset)
+            } else {
+                let tx = delayed_tx.clone();
+                tokio::spawn(async move {
+                    tokio::time::sleep(trigger.delay).await;
+                    // The receiver is gone only when the controller stopped.
+                    let _ = tx.send(trigger.sidecarset);
+                });
+                None
+            };
+            futures::future::ready(now)
+        });
+    let delayed = futures::stream::unfold(delayed_rx, |mut rx| async move {
+        rx.recv().await.map(|r| (r, rx))
+    });
+    futures::stream::select(immediate, delayed).boxed()
+}
+
+/// The triggers of one watcher event; the cache still holds the previous version of the pod.
+fn event_triggers(
+    event: &watcher::Event<Pod>,
+    cache: &Store<Pod>,
+    sidecarsets: &Store<SidecarSet>,
+) -> Vec<Trigger> {
+    let lookup = |name: &str| sidecarsets.get(&ObjectRef::new(name));
+    match event {
+        // A relist replays every pod: compared with the cache, unchanged ones enqueue nothing.
+        watcher::Event::Apply(pod) | watcher::Event::InitApply(pod) => {
+            match cache.get(&ObjectRef::from_obj(pod)) {
+                Some(old) => pod_triggers(
+                    PodChange::Updated {
+                        old: &old,
+                        new: pod,
+                    },
+                    lookup,
+                ),
+                None => pod_triggers(PodChange::Created(pod), lookup),
+            }
+        }
+        watcher::Event::Delete(pod) => pod_triggers(PodChange::Deleted(pod), lookup),
+        watcher::Event::Init | watcher::Event::InitDone => Vec::new(),
+    }
+}
+
+/// A pod event as upstream's handler sees it.
+#[derive(Debug, Clone, Copy)]
+pub enum PodChange<'a> {
+    /// The pod appeared.
+    Created(&'a Pod),
+    /// The pod changed from `old` to `new`.
+    Updated {
+        /// As cached before.
+        old: &'a Pod,
+        /// As just received.
+        new: &'a Pod,
+    },
+    /// The pod is gone.
+    Deleted(&'a Pod),
+}
+
+/// One SidecarSet to reconcile, after `delay`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Trigger {
+    /// The SidecarSet.
+    pub sidecarset: ObjectRef<SidecarSet>,
+    /// Zero for at once.
+    pub delay: Duration,
+}
+
+/// §5.1 pod event handler: create → every SidecarSet of the pod; delete → nothing (expectations
+/// of vanished pods drop themselves); update → per rolling SidecarSet of the pod, at once on a
+/// deletionTimestamp or Ready flip, after [`CONSISTENCY_DELAY`] when the sidecars' state may have
+/// changed, at once on a label change when `updateStrategy.selector` is set; else nothing.
+pub fn pod_triggers(
+    change: PodChange<'_>,
+    lookup: impl Fn(&str) -> Option<Arc<SidecarSet>>,
+) -> Vec<Trigger> {
+    let trigger = |ss: &SidecarSet, delay: Duration| Trigger {
+        sidecarset: ObjectRef::from_obj(ss),
+        delay,
+    };
+    match change {
+        PodChange::Created(pod) => sidecarsets_of_pod(pod, lookup)
+            .iter()
+            .map(|ss| trigger(ss, Duration::ZERO))
+            .collect(),
+        PodChange::Deleted(_) => Vec::new(),
+        PodChange::Updated { old, new } => {
+            if old.metadata.resource_version == new.metadata.resource_version {
+                return Vec::new();
+            }
+            sidecarsets_of_pod(new, lookup)
+                .iter()
+                .filter(|ss| ss.spec.update_strategy.type_ != values::NOT_UPDATE)
+                .filter_map(|ss| update_delay(old, new, ss).map(|delay| trigger(ss, delay)))
+                .collect()
+        }
+    }
+}
+
+/// The SidecarSets of a pod (§5.1): named in its injected-list, existing (absent names are
+/// skipped), and consistent with the pod (every sidecar container present; hot ones with a
+/// working-container entry and both twins).
+pub fn sidecarsets_of_pod(
+    pod: &Pod,
+    lookup: impl Fn(&str) -> Option<Arc<SidecarSet>>,
+) -> Vec<Arc<SidecarSet>> {
     let names = parse_injected_list(pod.annotations().get(INJECTED_LIST).map(String::as_str));
     names
-        .into_iter()
-        .map(|name| ObjectRef::new(&name))
+        .iter()
+        .filter_map(|name| lookup(name))
+        .filter(|ss| is_consistent_with(pod, ss))
         .collect()
 }
+
+fn has_container(pod: &Pod, name: &str) -> bool {
+    pod.spec
+        .as_ref()
+        .is_some_and(|s| s.containers.iter().any(|c| c.name == name))
+}
+
+fn is_consistent_with(pod: &Pod, sidecarset: &SidecarSet) -> bool {
+    let working = parse_working_map(
+        pod.annotations()
+            .get(WORKING_HOT_UPGRADE_CONTAINER)
+            .map(String::as_str),
+    );
+    sidecarset.spec.containers.iter().all(|c| {
+        if c.is_hot_upgrade() {
+            working.contains_key(&c.name)
+                && twin_names(&c.name)
+                    .iter()
+                    .all(|twin| has_container(pod, twin))
+        } else {
+            has_container(pod, &c.name)
+        }
+    })
+}
+
+/// Upstream's order of the update rules for one SidecarSet.
+fn update_delay(old: &Pod, new: &Pod, sidecarset: &SidecarSet) -> Option<Duration> {
+    if is_status_changed(old, new) {
+        Some(Duration::ZERO)
+    } else if ConsistencyInputs::of(old, sidecarset) != ConsistencyInputs::of(new, sidecarset) {
+        Some(CONSISTENCY_DELAY)
+    } else if old.labels() != new.labels() && sidecarset.spec.update_strategy.selector.is_some() {
+        Some(Duration::ZERO)
+    } else {
+        None
+    }
+}
+
+/// A deletionTimestamp just set, or (while not being deleted) the Ready condition flipped.
+fn is_status_changed(old: &Pod, new: &Pod) -> bool {
+    let deleting = |p: &Pod| p.metadata.deletion_timestamp.is_some();
+    match (deleting(old), deleting(new)) {
+        (false, true) => true,
+        (true, _) => false,
+        (false, false) => is_ready(old) != is_ready(new),
+    }
+}
+
+fn is_ready(pod: &Pod) -> bool {
+    pod.status
+        .as_ref()
+        .and_then(|s| s.conditions.as_ref())
+        .is_some_and(|cs| cs.iter().any(|c| c.type_ == "Ready" && c.status == "True"))
+}
+
+/// Everything §5.6 state consistency reads for one SidecarSet's sidecar containers. Comparing
+/// these instead of the predicate's result enqueues on a superset of upstream's "consistency
+/// flipped" (the predicate itself is the planner's) and still never on an app-only change.
+#[derive(Debug, PartialEq, Eq)]
+struct ConsistencyInputs<'a> {
+    containers: usize,
+    statuses: usize,
+    /// (name, spec image, status imageID and image) per sidecar container.
+    sidecars: Vec<(String, Option<&'a str>, Option<(&'a str, &'a str)>)>,
+    update_state: Option<&'a str>,
+}
+
+impl<'a> ConsistencyInputs<'a> {
+    fn of(pod: &'a Pod, sidecarset: &SidecarSet) -> Self {
+        let containers = pod.spec.as_ref().map_or(&[][..], |s| &s.containers[..]);
+        let statuses = pod
+            .status
+            .as_ref()
+            .and_then(|s| s.container_statuses.as_deref())
+            .unwrap_or(&[]);
+        let names = sidecarset.spec.containers.iter().flat_map(|c| {
+            if c.is_hot_upgrade() {
+                twin_names(&c.name).to_vec()
+            } else {
+                vec![c.name.clone()]
+            }
+        });
+        let sidecars = names
+            .map(|name| {
+                let image = containers
+                    .iter()
+                    .find(|c| c.name == name)
+                    .and_then(|c| c.image.as_deref());
+                let status = statuses
+                    .iter()
+                    .find(|s| s.name == name)
+                    .map(|s| (s.image_id.as_str(), s.image.as_str()));
+                (name, image, status)
+            })
+            .collect();
+        ConsistencyInputs {
+            containers: containers.len(),
+            statuses: statuses.len(),
+            sidecars,
+            update_state: pod
+                .annotations()
+                .get(INPLACE_UPDATE_STATE)
+                .map(String::as_str),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;
