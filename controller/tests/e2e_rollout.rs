@@ -4,6 +4,7 @@ mod common;
 
 use std::collections::BTreeMap;
 
+use apiserver_standin::fault::Verb;
 use common::*;
 use serde_json::json;
 
@@ -216,4 +217,53 @@ async fn paused_mid_rollout_then_resumed() {
     .await;
     let (max, which) = watcher.max();
     assert!(max <= 1, "{max} unavailable at once: {which}");
+}
+
+/// Every upgraded pod costs exactly one pod patch (images and annotations together) and one
+/// condition patch; no update (PUT) of a pod, and a clean rollout publishes no events.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_pod_patch_per_upgraded_pod() {
+    let env = Env::start().await;
+    let controller = started(&env, json!({ "maxUnavailable": 5 }), |_| BTreeMap::new()).await;
+    let faults = env.standin.faults();
+    let before = faults.requests().len();
+    env.update_sidecarset(SS, set_image("envoy:v2")).await;
+    env.wait_pods("all on v2", |p| {
+        count_image(p, "sidecar", "envoy:v2") == 20 && p.iter().all(available)
+    })
+    .await;
+    env.wait_status(SS, "all updated and ready", |s| {
+        s["updatedPods"] == 20 && s["updatedReadyPods"] == 20
+    })
+    .await;
+    let requests = faults.requests().split_off(before);
+    let count = |verb: Verb, sub: Option<&str>, pod: &str| {
+        requests
+            .iter()
+            .filter(|r| {
+                r.verb == verb
+                    && r.resource == "pods"
+                    && r.subresource.as_deref() == sub
+                    && r.name.as_deref() == Some(pod)
+            })
+            .count()
+    };
+    for i in 0..20 {
+        let pod = format!("web-{i}");
+        assert_eq!(count(Verb::Patch, None, &pod), 1, "{pod}: one pod patch");
+        assert_eq!(
+            count(Verb::Patch, Some("status"), &pod),
+            1,
+            "{pod}: one condition patch"
+        );
+        assert_eq!(count(Verb::Update, None, &pod), 0, "{pod}: never a PUT");
+    }
+    let event_writes = requests.iter().filter(|r| r.resource == "events").count();
+    assert_eq!(event_writes, 0, "no events in a clean rollout");
+    assert_eq!(
+        controller
+            .metric("sidecarset_controller_pods_upgraded_total")
+            .await,
+        Some(20.0)
+    );
 }

@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use apiserver_standin::selectors::Filter;
 use apiserver_standin::{KubeletConfig, Options, StandIn, resources};
-use k8s_openapi::api::core::v1::Pod;
+use k8s_openapi::api::core::v1::{Namespace, Pod};
 use kube::api::{Api, PostParams};
 use serde_json::{Value, json};
 use sidecarset_policy::annotations;
@@ -445,7 +445,7 @@ impl BudgetWatcher {
             loop {
                 match rx.recv().await {
                     Ok(ev) => {
-                        if ev.storage != "pods" {
+                        if ev.storage != "pods" || ev.object["metadata"]["namespace"] != NS {
                             continue;
                         }
                         let n = name(&ev.object).to_string();
@@ -518,38 +518,83 @@ pub fn count_image(pods: &[Value], container_name: &str, img: &str) -> usize {
         .count()
 }
 
+/// Namespace of the pods `poke` creates: out of every test's pod listings.
+pub const POKE_NS: &str = "sidecarset-e2e-poke";
+
+/// Completed planning passes of SidecarSet `ss` (0 before the first).
+pub async fn planning_passes(controller: &Controller, ss: &str) -> f64 {
+    controller
+        .metric(&format!(
+            "sidecarset_planning_passes_total{{sidecarset=\"{ss}\"}}"
+        ))
+        .await
+        .unwrap_or(0.0)
+}
+
 impl Env {
-    /// Makes the controller reconcile `ss` at least once more (a pod event maps to it) and
-    /// waits until it has; lets a test assert that "nothing more happens" without sleeping.
+    /// Makes the controller plan every SidecarSet of `pod_name` from caches that include this
+    /// call, and waits until it has; lets a test assert that "nothing more happens" without
+    /// sleeping. A pod created elsewhere naming the SidecarSets in its injected-list enqueues
+    /// them (§5.1) without being selected; two rounds, because the pass that completes first
+    /// may have started before the first such pod reached the controller's cache.
     pub async fn poke(&self, controller: &Controller, pod_name: &str) {
-        let before = controller
-            .metric("sidecarset_controller_reconciles_total")
-            .await
-            .unwrap_or(0.0);
-        let patch = json!({ "metadata": { "labels": { "poke": format!("{before}") } } });
-        self.pods()
-            .patch(
-                pod_name,
-                &kube::api::PatchParams::default(),
-                &kube::api::Patch::Merge(&patch),
-            )
-            .await
-            .expect("poke pod");
-        let deadline = tokio::time::Instant::now() + TIMEOUT;
-        loop {
-            let now = controller
-                .metric("sidecarset_controller_reconciles_total")
-                .await
-                .unwrap_or(0.0);
-            if now > before {
-                return;
-            }
-            assert!(
-                tokio::time::Instant::now() < deadline,
-                "no reconcile after poke"
-            );
-            tokio::time::sleep(Duration::from_millis(20)).await;
+        let template = self.pods().get(pod_name).await.expect("pod to poke with");
+        let sidecarsets = annotations::parse_injected_list(
+            template
+                .metadata
+                .annotations
+                .as_ref()
+                .and_then(|a| a.get(annotations::INJECTED_LIST))
+                .map(String::as_str),
+        );
+        assert!(!sidecarsets.is_empty(), "{pod_name} names no SidecarSet");
+        let mut before = Vec::new();
+        for ss in &sidecarsets {
+            before.push(planning_passes(controller, ss).await);
         }
+        for round in 1..=2 {
+            self.create_poke_pod(&template).await;
+            let deadline = tokio::time::Instant::now() + TIMEOUT;
+            for (ss, start) in sidecarsets.iter().zip(&before) {
+                while planning_passes(controller, ss).await < start + f64::from(round) {
+                    assert!(
+                        tokio::time::Instant::now() < deadline,
+                        "no planning pass of {ss} after poke; logs:\n{}",
+                        controller.logs()
+                    );
+                    tokio::time::sleep(Duration::from_millis(20)).await;
+                }
+            }
+        }
+    }
+
+    /// An unscheduled, unlabelled copy of `template`'s containers and annotations in [`POKE_NS`].
+    async fn create_poke_pod(&self, template: &Pod) {
+        let namespaces: Api<Namespace> = Api::all(self.client.clone());
+        let ns: Namespace =
+            serde_json::from_value(json!({ "metadata": { "name": POKE_NS } })).expect("namespace");
+        match namespaces.create(&PostParams::default(), &ns).await {
+            Ok(_) => {}
+            Err(kube::Error::Api(s)) if s.code == 409 => {}
+            Err(e) => panic!("create namespace {POKE_NS}: {e}"),
+        }
+        let containers = template
+            .spec
+            .as_ref()
+            .map(|s| s.containers.clone())
+            .unwrap_or_default();
+        let pod: Pod = serde_json::from_value(json!({
+            "metadata": {
+                "name": format!("poke-{}", NEXT.fetch_add(1, Ordering::Relaxed)),
+                "annotations": template.metadata.annotations.clone().unwrap_or_default()
+            },
+            "spec": { "containers": containers }
+        }))
+        .expect("poke pod");
+        Api::<Pod>::namespaced(self.client.clone(), POKE_NS)
+            .create(&PostParams::default(), &pod)
+            .await
+            .expect("create poke pod");
     }
 
     /// Waits until the SidecarSet's status reflects its current generation and `pred`.
