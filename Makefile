@@ -7,7 +7,7 @@ CONFORMANCE := target/debug/conformance
 # The project's own copy of the shared cases, plus the shared folder itself when it is present.
 CONFORMANCE_DIRS := tests/conformance $(wildcard ../shared/conformance)
 
-.PHONY: setup demo test policy.wasm annotated-policy.wasm build lint conformance bench clean
+.PHONY: setup demo test policy.wasm annotated-policy.wasm build lint conformance bench loadgen clean
 
 # Installs what the build and tests need: the wasm target and, for the OCI tests, Debian's registry.
 setup:
@@ -35,7 +35,7 @@ annotated-policy.wasm: policy.wasm build
 demo: annotated-policy.wasm
 	@for request in examples/requests/*.json; do \
 	  echo "== $$request"; \
-	  $(HOST) run --context examples/cluster --request-path $$request annotated-policy.wasm \
+	  $(HOST) run --allow-context-aware --context examples/cluster --request-path $$request annotated-policy.wasm \
 	    | tee /tmp/sidecarset-demo.json | cut -c1-200; \
 	  python3 -c 'import json,base64,sys; r=json.load(open("/tmp/sidecarset-demo.json")); print("   allowed:", r["allowed"], "|", (r.get("status") or {}).get("message","")); [print("   ", op["op"], op["path"]) for op in json.loads(base64.b64decode(r["patch"]))] if r.get("patch") else print("    (no patch)")'; \
 	done
@@ -52,8 +52,14 @@ test: annotated-policy.wasm
 	$(CARGO) test --workspace
 	$(MAKE) --no-print-directory conformance
 
+# Policy injection, native and through policy.wasm (criterion; BENCHMARKS.md).
 bench: policy.wasm
-	$(CARGO) bench -p sidecarset-policy --bench inject
+	$(CARGO) bench --profile dev -p sidecarset-tests --bench policy
+
+# `sidecarset-host serve` under load on loopback (host/BENCHMARKS.md); LOADGEN_ARGS e.g. --no-pooling.
+loadgen: annotated-policy.wasm
+	$(CARGO) build -p sidecarset-host --bins --examples
+	target/debug/examples/loadgen --module annotated-policy.wasm --seconds 5 $(LOADGEN_ARGS)
 
 clean:
 	$(CARGO) clean

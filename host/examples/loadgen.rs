@@ -1,8 +1,11 @@
 //! Load generator for `sidecarset-host serve` on loopback (see host/BENCHMARKS.md).
 //!
 //! ```text
-//! cargo run -p sidecarset-host --example loadgen -- --module policy.wasm [--seconds 5] [--clients 1,8,64] [--workers N] [--no-pooling]
+//! make loadgen    # or, after `make annotated-policy.wasm`:
+//! cargo run -p sidecarset-host --example loadgen -- [--module annotated-policy.wasm] [--seconds 5] [--clients 1,8,64] [--workers N] [--no-pooling]
 //! ```
+//!
+//! The module must be annotated: serve lets the policy read only the kinds its metadata declares.
 //!
 //! It writes a self-signed certificate, a context folder with 10 SidecarSets (3 from
 //! examples/cluster plus 7 generated, two of which select the pod) and the namespaces, starts
@@ -38,7 +41,7 @@ fn parse_args() -> anyhow::Result<Args> {
         .map(|d| d.join("sidecarset-host"))
         .context("cannot locate the sidecarset-host binary")?;
     let mut parsed = Args {
-        module: PathBuf::from("policy.wasm"),
+        module: PathBuf::from("annotated-policy.wasm"),
         server: default_server,
         seconds: 5,
         clients: vec![1, 8, 64],
@@ -306,6 +309,10 @@ fn main() -> anyhow::Result<()> {
         let answer: Value = serde_json::from_slice(&client.post(&url).body(body.clone()).send().await?.bytes().await?)?;
         let response = &answer["response"];
         println!("answer: allowed={} patch={} bytes", response["allowed"], response["patch"].as_str().map_or(0, str::len));
+        // Measuring refused callbacks instead of injections would be meaningless.
+        if response["allowed"] != true || !response["patch"].is_string() {
+            bail!("the policy did not inject (is the module annotated? `make annotated-policy.wasm`): {response}");
+        }
         println!("RSS at rest (after warm-up): {:.1} MiB\n", rest as f64 / 1024.0);
         println!("| clients | requests | errors | admissions/s | p50 ms | p99 ms | max ms | peak RSS MiB |");
         println!("|---:|---:|---:|---:|---:|---:|---:|---:|");

@@ -16,7 +16,9 @@ pub mod oci;
 pub mod serve;
 
 pub use admission::{AdmissionResponse, AdmissionResponseStatus, evaluate_admission};
-pub use context::{ClusterContext, NoCluster, SessionRecorder, SessionReplayer};
+pub use context::{
+    AllowList, ClusterContext, ContextAwareResources, NoCluster, SessionRecorder, SessionReplayer,
+};
 pub use engine::{
     EngineConfig, EngineError, GuestStdio, HostCallbacks, NoHostCallbacks, PolicyEngine,
     PolicyModule, SettingsValidationResponse, ValidationResponse,

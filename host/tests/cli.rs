@@ -149,16 +149,50 @@ fn rejections_still_exit_zero() {
     );
 }
 
+const NAMESPACES_REFUSED: &str = "internal server error: Guest call failure: Policy has not been granted access to Kubernetes v1/Namespace resources. The violation has been reported.";
+
+/// `host_call_guest` declaring `v1/Namespace` in its metadata.
+fn namespace_reader() -> Vec<u8> {
+    with_context_aware_resources(host_call_guest(), &[("v1", "Namespace")])
+}
+
+fn namespaces_context(dir: &Path) -> PathBuf {
+    let context = dir.join("cluster");
+    std::fs::create_dir_all(&context).unwrap();
+    std::fs::write(
+        context.join("ns.yaml"),
+        "apiVersion: v1\nkind: Namespace\nmetadata: {name: team-a}\n---\napiVersion: v1\nkind: Namespace\nmetadata: {name: team-b}\n",
+    )
+    .unwrap();
+    context
+}
+
 #[test]
 fn kubernetes_callbacks_without_a_cluster_fail_like_kwctl() {
     let dir = scratch_dir("cli-nocluster");
-    let module = write_module(&dir, "policy.wasm", &host_call_guest());
     let request = write_json(&dir, "request.json", &pod_request());
+    // Unannotated: nothing is granted, the read is refused before any cluster is asked.
+    let unannotated = write_module(&dir, "plain.wasm", &host_call_guest());
     let line = stdout_line(
         &host()
             .arg("run")
             .arg("-r")
             .arg(&request)
+            .arg("--allow-context-aware")
+            .arg(&unannotated)
+            .output()
+            .unwrap(),
+    );
+    assert_eq!(line["allowed"], false);
+    assert_eq!(line["status"]["message"], NAMESPACES_REFUSED);
+    // Granted but no cluster to ask.
+    let module = write_module(&dir, "policy.wasm", &namespace_reader());
+    let line = stdout_line(
+        &host()
+            .arg("run")
+            .arg("-r")
+            .arg(&request)
+            .arg("--allow-context-aware")
             .arg(&module)
             .output()
             .unwrap(),
@@ -171,17 +205,64 @@ fn kubernetes_callbacks_without_a_cluster_fail_like_kwctl() {
 }
 
 #[test]
+fn allow_context_aware_grants_exactly_the_declared_kinds() {
+    let dir = scratch_dir("cli-allow");
+    let request = write_json(&dir, "request.json", &pod_request());
+    let context = namespaces_context(&dir);
+    let run = |module: &Path, allow: bool| {
+        let mut command = host();
+        command.arg("run").arg("-r").arg(&request);
+        command.arg("--context").arg(&context);
+        if allow {
+            command.arg("--allow-context-aware");
+        }
+        command.arg(module).output().unwrap()
+    };
+    let module = write_module(&dir, "policy.wasm", &namespace_reader());
+
+    // Without the flag kwctl denies every read and says why on stderr.
+    let output = run(&module, false);
+    assert_eq!(
+        stdout_line(&output)["status"]["message"],
+        NAMESPACES_REFUSED
+    );
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("Policy requires access to Kubernetes resources at evaluation time")
+            && stderr.contains("--allow-context-aware"),
+        "{stderr}"
+    );
+
+    let output = run(&module, true);
+    let granted = stdout_line(&output);
+    assert_eq!(granted["allowed"], true, "{granted}");
+    assert!(
+        String::from_utf8_lossy(&output.stderr).contains("Policy has been granted access"),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+
+    // A module declaring other kinds may not read Namespaces, even with the flag.
+    let other = write_module(
+        &dir,
+        "other.wasm",
+        &with_context_aware_resources(
+            host_call_guest(),
+            &[("apps.kruise.io/v1alpha1", "SidecarSet")],
+        ),
+    );
+    assert_eq!(
+        stdout_line(&run(&other, true))["status"]["message"],
+        NAMESPACES_REFUSED
+    );
+}
+
+#[test]
 fn context_dir_record_and_replay() {
     let dir = scratch_dir("cli-context");
-    let module = write_module(&dir, "policy.wasm", &host_call_guest());
+    let module = write_module(&dir, "policy.wasm", &namespace_reader());
     let request = write_json(&dir, "request.json", &pod_request());
-    let context = dir.join("cluster");
-    std::fs::create_dir_all(&context).unwrap();
-    std::fs::write(
-        context.join("ns.yaml"),
-        "apiVersion: v1\nkind: Namespace\nmetadata: {name: team-a}\n---\napiVersion: v1\nkind: Namespace\nmetadata: {name: team-b}\n",
-    )
-    .unwrap();
+    let context = namespaces_context(&dir);
     let session = dir.join("session.yml");
 
     let recorded = stdout_line(
@@ -189,6 +270,7 @@ fn context_dir_record_and_replay() {
             .arg("run")
             .arg("-r")
             .arg(&request)
+            .arg("--allow-context-aware")
             .arg("--context")
             .arg(&context)
             .arg("--record-host-capabilities-interactions")
@@ -224,6 +306,7 @@ fn context_dir_record_and_replay() {
             .arg("run")
             .arg("-r")
             .arg(&request)
+            .arg("--allow-context-aware")
             .arg("--replay-host-capabilities-interactions")
             .arg(&session)
             .arg(&module)
@@ -232,12 +315,34 @@ fn context_dir_record_and_replay() {
     );
     assert_eq!(replayed, recorded);
 
+    // The allow-list comes first: without the flag the recorded answer is never handed out.
+    let output = host()
+        .arg("run")
+        .arg("-r")
+        .arg(&request)
+        .arg("--replay-host-capabilities-interactions")
+        .arg(&session)
+        .arg(&module)
+        .output()
+        .unwrap();
+    assert_eq!(
+        stdout_line(&output)["status"]["message"],
+        NAMESPACES_REFUSED
+    );
+    assert!(
+        String::from_utf8_lossy(&output.stderr)
+            .contains("1 of the 1 recorded exchanges have not been replayed"),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+
     std::fs::write(&session, "[]\n").unwrap();
     let exhausted = stdout_line(
         &host()
             .arg("run")
             .arg("-r")
             .arg(&request)
+            .arg("--allow-context-aware")
             .arg("--replay-host-capabilities-interactions")
             .arg(&session)
             .arg(&module)
@@ -295,4 +400,69 @@ fn bad_inputs_are_clear_errors() {
         .output()
         .unwrap();
     assert!(!conflicting.status.success());
+}
+
+/// The value in µs after `label ` in bench's statistics line.
+fn micros_after(line: &str, label: &str) -> f64 {
+    let rest = line
+        .split_once(&format!("{label} "))
+        .unwrap_or_else(|| panic!("no {label} in {line:?}"))
+        .1;
+    let (value, _) = rest
+        .split_once(" µs")
+        .unwrap_or_else(|| panic!("no µs after {label} in {line:?}"));
+    value.parse().unwrap()
+}
+
+#[test]
+fn bench_prints_consistent_statistics() {
+    let dir = scratch_dir("cli-bench");
+    let module = write_module(&dir, "policy.wasm", &misbehaving_guest());
+    let request = write_json(&dir, "request.json", &pod_request());
+    for pooling in [false, true] {
+        let mut command = host();
+        command
+            .args(["bench", "-r"])
+            .arg(&request)
+            .args(["--warm-up", "3", "--iterations", "40"]);
+        if pooling {
+            command.arg("--pooling");
+        }
+        let output = command.arg(&module).output().unwrap();
+        assert!(
+            output.status.success(),
+            "{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        let stdout = String::from_utf8(output.stdout).unwrap();
+        let lines: Vec<&str> = stdout.lines().collect();
+        assert_eq!(lines.len(), 3, "{stdout}");
+        assert_eq!(
+            lines[0],
+            "validate (fresh instance per evaluation) [40 iterations after 3 warm-up]:"
+        );
+        let stats = lines[1];
+        assert!(stats.starts_with("\tmean "), "{stats:?}");
+        let [mean, min, max, p50, p99] =
+            ["mean", "min", "max", "p50", "p99"].map(|label| micros_after(stats, label));
+        assert!(min > 0.0, "{stats}");
+        assert!(min <= p50 && p50 <= p99 && p99 <= max, "{stats}");
+        assert!(min <= mean && mean <= max, "{stats}");
+        let rate: f64 = lines[2]
+            .trim()
+            .strip_suffix(" evaluations/s (one thread)")
+            .unwrap_or_else(|| panic!("{:?}", lines[2]))
+            .parse()
+            .unwrap();
+        assert!(rate > 0.0, "{stdout}");
+    }
+    let none = host()
+        .args(["bench", "-r"])
+        .arg(&request)
+        .args(["--iterations", "0"])
+        .arg(&module)
+        .output()
+        .unwrap();
+    assert!(!none.status.success());
+    assert!(String::from_utf8_lossy(&none.stderr).contains("--iterations must be at least 1"));
 }

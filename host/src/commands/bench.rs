@@ -8,7 +8,7 @@ use anyhow::{Context, bail};
 use clap::Args;
 use serde_json::Value;
 
-use sidecarset_host::context::{ClusterContext, NoCluster};
+use sidecarset_host::context::{AllowList, ClusterContext, NoCluster};
 use sidecarset_host::engine::{HostCallbacks, PolicyEngine};
 use sidecarset_host::evaluate_admission;
 
@@ -29,6 +29,9 @@ pub struct BenchArgs {
     /// Folder of Kubernetes objects answering the kubernetes host callbacks.
     #[arg(long, value_name = "DIR")]
     pub context: Option<PathBuf>,
+    /// Grant the Kubernetes kinds of the metadata's `contextAwareResources` (as `run`).
+    #[arg(long)]
+    pub allow_context_aware: bool,
     /// Evaluations run (and discarded) before measuring.
     #[arg(long, default_value_t = 100)]
     pub warm_up: u32,
@@ -106,13 +109,17 @@ pub fn execute(args: &BenchArgs) -> anyhow::Result<()> {
         .with_context(|| format!("cannot parse request {}", args.request_path.display()))?;
     let settings =
         common::read_settings(args.settings_path.as_deref(), args.settings_json.as_deref())?;
-    let host: Box<dyn HostCallbacks> =
+    let base: Box<dyn HostCallbacks> =
         match &args.context {
             Some(dir) => Box::new(ClusterContext::from_dir(dir).with_context(|| {
                 format!("cannot load the cluster context from {}", dir.display())
             })?),
             None => Box::new(NoCluster),
         };
+    let host: Box<dyn HostCallbacks> = Box::new(AllowList::new(
+        base,
+        common::granted_resources(&engine, args.allow_context_aware),
+    ));
     let validation = engine.validate_settings(&settings, host.as_ref())?;
     if !validation.valid {
         bail!(

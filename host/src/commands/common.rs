@@ -7,7 +7,8 @@ use std::time::Duration;
 use anyhow::{Context, bail};
 use serde_json::Value;
 
-use sidecarset_host::engine::{EngineConfig, GuestStdio};
+use sidecarset_host::ContextAwareResources;
+use sidecarset_host::engine::{EngineConfig, GuestStdio, PolicyEngine};
 
 /// Reads a file, or stdin for `-`.
 pub fn read_input(path: &Path) -> anyhow::Result<String> {
@@ -52,4 +53,35 @@ pub fn engine_config(deadline_ms: u64, memory_limit_mib: usize) -> EngineConfig 
 /// A module path given as a plain path or a `file://` URL.
 pub fn module_path(module: &str) -> std::path::PathBuf {
     std::path::PathBuf::from(module.strip_prefix("file://").unwrap_or(module))
+}
+
+/// What `kwctl run`/`bench` grant: the metadata's `contextAwareResources` with
+/// `--allow-context-aware`, nothing otherwise (with kwctl's warnings on stderr).
+pub fn granted_resources(
+    engine: &PolicyEngine,
+    allow_context_aware: bool,
+) -> ContextAwareResources {
+    let Some(metadata) = engine.metadata() else {
+        eprintln!("info: Policy is not annotated, access to Kubernetes resources is not allowed");
+        return ContextAwareResources::none();
+    };
+    let declared = ContextAwareResources::declared_by(Some(metadata));
+    if declared.is_empty() {
+        return declared;
+    }
+    if allow_context_aware {
+        eprintln!(
+            "warning: Policy has been granted access to the Kubernetes resources mentioned by its metadata: {}",
+            declared.describe()
+        );
+        declared
+    } else {
+        eprintln!(
+            "warning: Policy requires access to Kubernetes resources at evaluation time. During this execution the access to Kubernetes resources is denied. This can cause the policy to not behave properly"
+        );
+        eprintln!(
+            "warning: Carefully review which types of Kubernetes resources the policy needs via the `inspect` command, then run the policy using the `--allow-context-aware` flag."
+        );
+        ContextAwareResources::none()
+    }
 }

@@ -7,7 +7,9 @@ use anyhow::{Context, bail};
 use clap::Args;
 use serde_json::Value;
 
-use sidecarset_host::context::{ClusterContext, NoCluster, SessionRecorder, SessionReplayer};
+use sidecarset_host::context::{
+    AllowList, ClusterContext, NoCluster, SessionRecorder, SessionReplayer,
+};
 use sidecarset_host::engine::{HostCallbacks, PolicyEngine};
 use sidecarset_host::evaluate_admission;
 
@@ -40,7 +42,8 @@ pub struct RunArgs {
     /// Answer host-capability calls from this kwctl session file, strictly in order.
     #[arg(long, value_name = "FILE")]
     pub replay_host_capabilities_interactions: Option<PathBuf>,
-    /// Accepted for kwctl compatibility; the context comes from --context or the session file.
+    /// Grant the Kubernetes kinds of the metadata's `contextAwareResources`; without it every
+    /// list/get callback is refused, as kwctl does.
     #[arg(long)]
     pub allow_context_aware: bool,
     /// Deadline of each evaluation phase, in milliseconds.
@@ -77,10 +80,13 @@ pub fn execute(args: &RunArgs) -> anyhow::Result<()> {
     let request: Value = serde_json::from_str(&request_text)
         .with_context(|| format!("cannot parse request {}", args.request_path.display()))?;
     let settings = read_settings(args)?;
+    // Checked before any host answers: refused reads are neither recorded nor replayed.
+    let granted = super::common::granted_resources(&engine, args.allow_context_aware);
 
     if let Some(session) = &args.replay_host_capabilities_interactions {
         let replayer = SessionReplayer::from_file(session)?;
-        evaluate(&engine, &request, &settings, &replayer)?;
+        let host = AllowList::new(&replayer, granted);
+        evaluate(&engine, &request, &settings, &host)?;
         if replayer.remaining() > 0 {
             eprintln!(
                 "warning: {} of the {} recorded exchanges have not been replayed",
@@ -94,12 +100,22 @@ pub fn execute(args: &RunArgs) -> anyhow::Result<()> {
     match &args.record_host_capabilities_interactions {
         Some(session) => {
             let recorder = SessionRecorder::new(base);
-            let result = evaluate(&engine, &request, &settings, &recorder);
+            let result = evaluate(
+                &engine,
+                &request,
+                &settings,
+                &AllowList::new(&recorder, granted),
+            );
             // Like kwctl, the session is written even when the evaluation failed.
             recorder.save(session)?;
             result
         }
-        None => evaluate(&engine, &request, &settings, base.as_ref()),
+        None => evaluate(
+            &engine,
+            &request,
+            &settings,
+            &AllowList::new(base.as_ref(), granted),
+        ),
     }
 }
 

@@ -159,6 +159,14 @@ pub fn execute(args: &ServeArgs) -> anyhow::Result<()> {
         })
         .await
         .context("settings validation failed")??;
+        let granted = state.callbacks.granted();
+        if granted.is_empty() {
+            tracing::warn!(
+                "the module declares no contextAwareResources (is it annotated?): every Kubernetes list/get callback is refused"
+            );
+        } else {
+            tracing::info!(resources = %granted.describe(), "the policy may read these Kubernetes kinds");
+        }
         let listener = TcpListener::bind(args.listen)
             .await
             .with_context(|| format!("cannot listen on {}", args.listen))?;

@@ -1,6 +1,7 @@
 //! Answers Kubewarden's Kubernetes host callbacks from in-memory objects, and records / replays
 //! host-capability sessions in kwctl's file format.
 
+mod allow;
 mod loader;
 mod masks;
 mod request;
@@ -15,6 +16,7 @@ use thiserror::Error;
 
 use crate::engine::HostCallbacks;
 
+pub use allow::{AllowList, ContextAwareResources};
 pub use request::{CallbackRequestType, ParseError};
 pub use selector::{FieldSelector, LabelSelector};
 pub use session::{

@@ -32,6 +32,15 @@ impl<T: HostCallbacks + ?Sized> HostCallbacks for Arc<T> {
     }
 }
 
+impl<T: HostCallbacks + ?Sized> HostCallbacks for &T {
+    fn call(&self, b: &str, n: &str, o: &str, p: &[u8]) -> Result<Vec<u8>, String> {
+        (**self).call(b, n, o, p)
+    }
+    fn log(&self, payload: &[u8]) {
+        (**self).log(payload)
+    }
+}
+
 impl<T: HostCallbacks + ?Sized> HostCallbacks for Box<T> {
     fn call(&self, b: &str, n: &str, o: &str, p: &[u8]) -> Result<Vec<u8>, String> {
         (**self).call(b, n, o, p)

@@ -237,10 +237,11 @@ async fn admit(state: &Arc<AppState>, request: Request<Incoming>) -> HttpRespons
     let evaluation = tokio::task::spawn_blocking(move || {
         let _permit = permit;
         let state = worker_state;
+        let _running = state.metrics.running();
         let started = Instant::now();
         let result = state
             .engine
-            .validate(&request, &state.settings, &state.context);
+            .validate(&request, &state.settings, &state.callbacks);
         state.metrics.observe_latency(started.elapsed());
         match result {
             Ok(validation) => AdmissionResponse::from_validation_response(

@@ -45,6 +45,8 @@ pub struct Metrics {
     latency_count: AtomicU64,
     latency_sum_nanos: AtomicU64,
     in_flight: AtomicI64,
+    running: AtomicI64,
+    running_max: AtomicI64,
 }
 
 fn bump<K: Ord>(map: &Mutex<BTreeMap<K, u64>>, key: K) {
@@ -86,6 +88,21 @@ impl Metrics {
     pub fn in_flight(&self) -> InFlight<'_> {
         self.in_flight.fetch_add(1, Ordering::Relaxed);
         InFlight(self)
+    }
+
+    /// Marks an evaluation as holding a worker; the guard releases it when dropped.
+    pub fn running(&self) -> Running<'_> {
+        let now = self.running.fetch_add(1, Ordering::SeqCst) + 1;
+        self.running_max.fetch_max(now, Ordering::SeqCst);
+        Running(self)
+    }
+
+    /// Evaluations holding a worker right now, and the most there ever were at once.
+    pub fn running_now_and_max(&self) -> (i64, i64) {
+        (
+            self.running.load(Ordering::SeqCst),
+            self.running_max.load(Ordering::SeqCst),
+        )
     }
 
     /// Evaluations running or waiting for a worker right now.
@@ -190,6 +207,19 @@ impl Metrics {
             "sidecarset_host_in_flight_evaluations {}",
             self.in_flight_now()
         )?;
+        let (running, running_max) = self.running_now_and_max();
+        writeln!(
+            out,
+            "# HELP sidecarset_host_running_evaluations Evaluations holding one of the --workers slots."
+        )?;
+        writeln!(out, "# TYPE sidecarset_host_running_evaluations gauge")?;
+        writeln!(out, "sidecarset_host_running_evaluations {running}")?;
+        writeln!(
+            out,
+            "# HELP sidecarset_host_running_evaluations_max Most evaluations ever running at once since start."
+        )?;
+        writeln!(out, "# TYPE sidecarset_host_running_evaluations_max gauge")?;
+        writeln!(out, "sidecarset_host_running_evaluations_max {running_max}")?;
         Ok(())
     }
 }
@@ -207,6 +237,15 @@ pub struct InFlight<'a>(&'a Metrics);
 impl Drop for InFlight<'_> {
     fn drop(&mut self) {
         self.0.in_flight.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+/// Decrements the running gauge on drop.
+pub struct Running<'a>(&'a Metrics);
+
+impl Drop for Running<'_> {
+    fn drop(&mut self) {
+        self.0.running.fetch_sub(1, Ordering::SeqCst);
     }
 }
 
@@ -234,5 +273,24 @@ mod tests {
         );
         assert!(text.contains("sidecarset_host_evaluation_duration_seconds_bucket{le=\"+Inf\"} 1"));
         assert!(text.contains("sidecarset_host_evaluation_duration_seconds_count 1"));
+    }
+
+    #[test]
+    fn the_running_gauge_remembers_its_peak() {
+        let metrics = Metrics::default();
+        let first = metrics.running();
+        let second = metrics.running();
+        drop(first);
+        assert_eq!(metrics.running_now_and_max(), (1, 2));
+        drop(second);
+        let text = metrics.render();
+        assert!(
+            text.contains("sidecarset_host_running_evaluations 0\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("sidecarset_host_running_evaluations_max 2\n"),
+            "{text}"
+        );
     }
 }

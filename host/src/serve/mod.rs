@@ -25,6 +25,7 @@ use tokio::net::TcpListener;
 use tokio::sync::Semaphore;
 use tokio_rustls::TlsAcceptor;
 
+use crate::context::{AllowList, ContextAwareResources};
 use crate::engine::PolicyEngine;
 
 pub use cache::{LiveCaches, SharedContext};
@@ -57,8 +58,10 @@ pub struct AppState {
     pub engine: PolicyEngine,
     /// The validated settings, as a JSON object.
     pub settings: Value,
-    /// Answers the Kubernetes host callbacks.
+    /// Answers the Kubernetes host callbacks (readiness is read from it).
     pub context: SharedContext,
+    /// `context` behind the policy's allow-list: what every evaluation talks to.
+    pub callbacks: AllowList<SharedContext>,
     /// Bounds concurrent evaluations.
     pub workers: Arc<Semaphore>,
     /// Prometheus metrics.
@@ -68,7 +71,9 @@ pub struct AppState {
 }
 
 impl AppState {
-    /// Validates the settings with the policy and builds the shared state.
+    /// Validates the settings with the policy and builds the shared state. The policy may read
+    /// only the kinds its metadata declares in `contextAwareResources` (policy-server's
+    /// allow-list, as `kwctl scaffold manifest --allow-context-aware` fills it).
     pub fn new(
         engine: PolicyEngine,
         settings: Value,
@@ -76,7 +81,9 @@ impl AppState {
         workers: usize,
         max_body_bytes: usize,
     ) -> Result<Self, ServeError> {
-        let validation = engine.validate_settings(&settings, &context)?;
+        let granted = ContextAwareResources::declared_by(engine.metadata());
+        let callbacks = AllowList::new(context.clone(), granted);
+        let validation = engine.validate_settings(&settings, &callbacks)?;
         if !validation.valid {
             return Err(ServeError::Settings(validation.message.unwrap_or_default()));
         }
@@ -84,6 +91,7 @@ impl AppState {
             engine,
             settings,
             context,
+            callbacks,
             workers: Arc::new(Semaphore::new(workers.max(1))),
             metrics: Metrics::default(),
             max_body_bytes,

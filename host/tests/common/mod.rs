@@ -284,3 +284,121 @@ pub fn with_custom_section(mut wasm: Vec<u8>, name: &str, contents: &[u8]) -> Ve
     wasm.extend_from_slice(&body);
     wasm
 }
+
+/// The repository root (policy.wasm, examples/, policy/metadata.yml live there).
+pub fn repo_root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+/// The real policy module; fails the test when it has not been built.
+pub fn policy_wasm() -> PathBuf {
+    let path = repo_root().join("policy.wasm");
+    assert!(
+        path.is_file(),
+        "{} is missing: run `make policy.wasm` first (`make test` builds it)",
+        path.display()
+    );
+    path
+}
+
+/// The real policy annotated with policy/metadata.yml (as `make annotated-policy.wasm`), in `dir`.
+pub fn annotated_policy_wasm(dir: &std::path::Path) -> PathBuf {
+    use sidecarset_host::annotate::{Metadata, annotate};
+    let wasm = std::fs::read(policy_wasm()).expect("read policy.wasm");
+    let text = std::fs::read_to_string(repo_root().join("policy/metadata.yml")).unwrap();
+    let (annotated, _) = annotate(&wasm, Metadata::from_yaml(&text).unwrap(), None).unwrap();
+    let path = dir.join("annotated-policy.wasm");
+    std::fs::write(&path, annotated).unwrap();
+    path
+}
+
+/// `wasm` with an `io.kubewarden.metadata` section declaring these `(apiVersion, kind)` reads.
+pub fn with_context_aware_resources(wasm: Vec<u8>, resources: &[(&str, &str)]) -> Vec<u8> {
+    let declared: Vec<serde_json::Value> = resources
+        .iter()
+        .map(|(v, k)| serde_json::json!({"apiVersion": v, "kind": k}))
+        .collect();
+    let metadata = serde_json::json!({"rules": [], "mutating": true,
+        "executionMode": "kubewarden-wapc", "contextAwareResources": declared});
+    with_custom_section(
+        wasm,
+        sidecarset_host::engine::METADATA_SECTION,
+        metadata.to_string().as_bytes(),
+    )
+}
+
+/// `validate` busy-waits `nanos` on the monotonic clock, then accepts.
+pub fn clock_wait_guest(nanos: u64) -> Vec<u8> {
+    let extra = r#"(import "wasi_snapshot_preview1" "clock_time_get" (func $clock (param i32 i64 i32) (result i32)))
+  (global $until (mut i64) (i64.const 0))
+  (func (export "wapc_init"))
+  (func $now (result i64)
+    (drop (call $clock (i32.const 1) (i64.const 1) (i32.const 128)))
+    (i64.load (i32.const 128)))"#;
+    let prelude = format!(
+        r#"(if (i32.eq (local.get $op) (i32.const 8)) (then
+      (global.set $until (i64.add (call $now) (i64.const {nanos})))
+      (loop $wait (br_if $wait (i64.lt_u (call $now) (global.get $until))))))"#
+    );
+    build(SETTINGS_OK, r#"{"accepted":true}"#, extra, &prelude)
+}
+
+/// `validate` polls `kubernetes/get_resource` of the Namespace `release` (sleeping 1 ms between
+/// tries) and accepts once it exists: an evaluation the test holds until it creates that object.
+/// The module declares `v1/Namespace` in its `contextAwareResources`.
+pub fn held_until_released_guest() -> Vec<u8> {
+    let mut data = Data::new();
+    let settings = data.add(SETTINGS_OK);
+    let accepted = data.add(r#"{"accepted":true}"#);
+    let kw = data.add("kubewarden");
+    let k8s = data.add("kubernetes");
+    let get = data.add("get_resource");
+    let release = data.add(
+        r#"{"api_version":"v1","kind":"Namespace","name":"release","namespace":null,"disable_cache":true}"#,
+    );
+    let c = |(o, l): (u32, u32)| format!("(i32.const {o}) (i32.const {l})");
+    // A WASI clock subscription (48 bytes) at SUB, its event at SUB + 64, nevents at SUB + 96.
+    let sub = 24576;
+    let wat = format!(
+        r#"(module {IMPORTS}
+  (import "wapc" "__host_call" (func $host_call (param i32 i32 i32 i32 i32 i32 i32 i32) (result i32)))
+  (import "wasi_snapshot_preview1" "poll_oneoff" (func $poll (param i32 i32 i32 i32) (result i32)))
+  (memory (export "memory") 16)
+{segments}
+  (func (export "wapc_init"))
+  (func (export "__guest_call") (param $op i32) (param $msg i32) (result i32)
+    (call $req (i32.const {OP_BUF}) (i32.const {MSG_BUF}))
+    (if (i32.eq (local.get $op) (i32.const 17)) (then {rs} (return (i32.const 1))))
+    (block $released
+      (loop $wait
+        (br_if $released (call $host_call {kw} {k8s} {get} {release}))
+        (i64.store (i32.const {sub}) (i64.const 0))
+        (i32.store8 (i32.const {tag}) (i32.const 0))
+        (i32.store (i32.const {clock_id}) (i32.const 1))
+        (i64.store (i32.const {timeout}) (i64.const 1000000))
+        (i64.store (i32.const {precision}) (i64.const 0))
+        (i32.store16 (i32.const {flags}) (i32.const 0))
+        (drop (call $poll (i32.const {sub}) (i32.const {event}) (i32.const 1) (i32.const {nevents})))
+        (br $wait)))
+    {ra}
+    (i32.const 1)))"#,
+        segments = data.segments,
+        rs = respond(settings),
+        ra = respond(accepted),
+        kw = c(kw),
+        k8s = c(k8s),
+        get = c(get),
+        release = c(release),
+        tag = sub + 8,
+        clock_id = sub + 16,
+        timeout = sub + 24,
+        precision = sub + 32,
+        flags = sub + 40,
+        event = sub + 64,
+        nevents = sub + 96,
+    );
+    with_context_aware_resources(
+        wat::parse_str(wat).expect("valid WAT"),
+        &[("v1", "Namespace")],
+    )
+}
