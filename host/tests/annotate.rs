@@ -177,11 +177,8 @@ fn the_annotated_module_runs_like_the_plain_one() {
 
 #[test]
 fn the_real_policy_annotates_and_runs() {
-    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
-    let Ok(wasm) = std::fs::read(root.join("policy.wasm")) else {
-        eprintln!("policy.wasm not built: skipped");
-        return;
-    };
+    let root = repo_root();
+    let wasm = std::fs::read(policy_wasm()).expect("read policy.wasm");
     let metadata = std::fs::read_to_string(root.join("policy/metadata.yml")).unwrap();
     let (annotated, embedded) =
         annotate(&wasm, Metadata::from_yaml(&metadata).unwrap(), None).unwrap();

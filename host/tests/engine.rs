@@ -3,7 +3,7 @@
 mod common;
 
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use common::*;
 use serde_json::{Value, json};
@@ -52,17 +52,35 @@ fn non_object_settings_are_refused_before_the_guest_runs() {
 #[test]
 fn an_endless_loop_hits_the_deadline_and_the_engine_recovers() {
     let engine = misbehaving();
-    let started = Instant::now();
+    // `spin` never returns by itself: only the deadline can end it.
     let err = engine.call("spin", b"", &NoHostCallbacks).unwrap_err();
-    let elapsed = started.elapsed();
     assert_eq!(err, EngineError::DeadlineExceeded);
     assert_eq!(
         err.to_string(),
         "Guest call failure: guest code interrupted, execution deadline exceeded"
     );
-    assert!(elapsed >= Duration::from_millis(90), "{elapsed:?}");
-    assert!(elapsed < Duration::from_secs(2), "{elapsed:?}");
     assert_still_works(&engine);
+}
+
+#[test]
+fn work_spanning_several_ticks_within_the_deadline_completes() {
+    // Ticks every 100 ms; the guest works 300 ms (3 ticks) of a 3 s deadline: an engine that
+    // interrupted at the first tick, or counted ticks instead of time, would fail it.
+    let config = EngineConfig {
+        deadline: Duration::from_secs(3),
+        ..test_config()
+    };
+    let engine = PolicyEngine::new(&clock_wait_guest(300_000_000), config).unwrap();
+    let response = engine
+        .validate(&pod_request(), &json!({}), &NoHostCallbacks)
+        .expect("finishes before its deadline");
+    assert!(response.accepted);
+    // The same guest with a deadline shorter than its work is interrupted.
+    let short = PolicyEngine::new(&clock_wait_guest(300_000_000), test_config()).unwrap();
+    let err = short
+        .validate(&pod_request(), &json!({}), &NoHostCallbacks)
+        .unwrap_err();
+    assert_eq!(err, EngineError::DeadlineExceeded);
 }
 
 #[test]
@@ -293,7 +311,6 @@ fn host_errors_reach_the_guest() {
 #[test]
 fn many_threads_share_one_engine() {
     let engine = Arc::new(PolicyEngine::new(&misbehaving_guest(), test_config()).unwrap());
-    let started = Instant::now();
     let threads: Vec<_> = (0..4)
         .map(|i| {
             let engine = Arc::clone(&engine);
@@ -312,25 +329,4 @@ fn many_threads_share_one_engine() {
     for thread in threads {
         thread.join().expect("worker thread");
     }
-    let per_evaluation = started.elapsed() / 200;
-    // Generous bound (debug build, shared CI cores): no compilation happens per evaluation.
-    assert!(
-        per_evaluation < Duration::from_millis(20),
-        "{per_evaluation:?}"
-    );
-}
-
-#[test]
-fn an_evaluation_costs_no_compilation() {
-    let engine = misbehaving();
-    let _ = engine.protocol_version();
-    let rounds = 200;
-    let started = Instant::now();
-    for _ in 0..rounds {
-        assert_eq!(engine.protocol_version().unwrap(), "v1");
-    }
-    let per_call = started.elapsed() / rounds;
-    eprintln!("fresh instance + wapc_init + call: {per_call:?}");
-    // Compiling even this tiny module takes milliseconds; a fresh instance takes microseconds.
-    assert!(per_call < Duration::from_millis(2), "{per_call:?}");
 }

@@ -11,6 +11,7 @@ mod wapc;
 
 use std::path::Path;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
 use serde_json::{Value, json};
@@ -29,6 +30,19 @@ use wapc::{Invocation, StoreState};
 
 /// Bytes of each pooled linear memory kept resident between instances.
 const KEEP_RESIDENT_BYTES: usize = 4 * 1024 * 1024;
+
+/// Modules compiled by this process: only [`PolicyEngine::new`] compiles.
+static COMPILED_MODULES: AtomicU64 = AtomicU64::new(0);
+
+/// How many modules this process has compiled so far; evaluations never add to it.
+pub fn compiled_modules() -> u64 {
+    COMPILED_MODULES.load(Ordering::SeqCst)
+}
+
+fn compile(engine: &Engine, wasm: &[u8]) -> Result<Module, EngineError> {
+    COMPILED_MODULES.fetch_add(1, Ordering::SeqCst);
+    Module::new(engine, wasm).map_err(load_error)
+}
 
 /// Start functions run before every call, in waPC's order.
 const STARTERS: [&str; 2] = ["_start", "wapc_init"];
@@ -83,7 +97,7 @@ impl PolicyEngine {
             wasm_config.allocation_strategy(wasmtime::InstanceAllocationStrategy::Pooling(pool));
         }
         let engine = Engine::new(&wasm_config).map_err(load_error)?;
-        let module = Module::new(&engine, wasm).map_err(load_error)?;
+        let module = compile(&engine, wasm)?;
         if module.get_export("__guest_call").is_none() {
             return Err(EngineError::MissingExport("__guest_call"));
         }
