@@ -138,12 +138,20 @@ fn push_then_pull_returns_the_same_bytes_with_kubewardens_layout() {
     assert_eq!(digest.len(), 71);
 
     let pulled = dir.join("pulled.wasm");
-    ok(host(&dir)
+    let pull_stdout = ok(host(&dir)
         .args(["pull", "-o"])
         .arg(&pulled)
         .arg(&uri)
         .output()
         .unwrap());
+    // pull names the manifest digest push printed.
+    assert_eq!(
+        pull_stdout,
+        format!(
+            "Policy successfully pulled: {uri}@{digest} to {}\n",
+            pulled.display()
+        )
+    );
     assert_eq!(
         std::fs::read(&pulled).unwrap(),
         std::fs::read(&module).unwrap()
@@ -151,12 +159,19 @@ fn push_then_pull_returns_the_same_bytes_with_kubewardens_layout() {
 
     let by_digest = dir.join("by-digest.wasm");
     let digest_uri = format!("registry://{}/policies/probe@{digest}", registry.addr);
-    ok(host(&dir)
+    let pull_stdout = ok(host(&dir)
         .args(["pull", "-o"])
         .arg(&by_digest)
         .arg(&digest_uri)
         .output()
         .unwrap());
+    assert_eq!(
+        pull_stdout,
+        format!(
+            "Policy successfully pulled: {digest_uri} to {}\n",
+            by_digest.display()
+        )
+    );
     assert_eq!(
         std::fs::read(&by_digest).unwrap(),
         std::fs::read(&module).unwrap()
@@ -319,6 +334,46 @@ fn credentials_come_from_the_docker_config() {
         std::fs::read(&pulled).unwrap(),
         std::fs::read(&module).unwrap()
     );
+
+    // --docker-config-json-path (a folder or the file itself) wins over $DOCKER_CONFIG, which
+    // now holds the wrong password.
+    std::fs::write(dir.join("config.json"), config("YWxpY2U6d3Jvbmc=")).unwrap();
+    let elsewhere = dir.join("elsewhere");
+    std::fs::create_dir_all(&elsewhere).unwrap();
+    std::fs::write(elsewhere.join("config.json"), config("YWxpY2U6c2VjcmV0")).unwrap();
+    ok(host(&dir)
+        .arg("push")
+        .arg("--docker-config-json-path")
+        .arg(&elsewhere)
+        .arg(&module)
+        .arg(&uri)
+        .output()
+        .unwrap());
+    let by_file = dir.join("by-file.wasm");
+    ok(host(&dir)
+        .args(["pull", "-o"])
+        .arg(&by_file)
+        .arg("--docker-config-json-path")
+        .arg(elsewhere.join("config.json"))
+        .arg(&uri)
+        .output()
+        .unwrap());
+    assert_eq!(
+        std::fs::read(&by_file).unwrap(),
+        std::fs::read(&module).unwrap()
+    );
+    // And the wrong file given explicitly is used too.
+    let output = host(&dir)
+        .args(["pull", "-o"])
+        .arg(dir.join("never.wasm"))
+        .arg("--docker-config-json-path")
+        .arg(dir.join("config.json"))
+        .arg(&uri)
+        .output()
+        .unwrap();
+    assert!(!output.status.success());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("authentication failed"), "{stderr}");
 }
 
 /// A registry that only takes Bearer tokens, issued by its `/token` endpoint to alice:secret

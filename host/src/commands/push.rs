@@ -71,14 +71,15 @@ pub fn push(args: &PushArgs) -> anyhow::Result<()> {
 pub fn pull(args: &PullArgs) -> anyhow::Result<()> {
     let reference = Reference::parse(&args.uri)?;
     let credentials = oci::credentials(&reference, args.docker_config_json_path.as_deref())?;
-    let wasm = runtime()?.block_on(oci::pull(&reference, credentials))?;
-    std::fs::write(&args.output_path, &wasm)
+    let pulled = runtime()?.block_on(oci::pull_with_digest(&reference, credentials))?;
+    std::fs::write(&args.output_path, &pulled.wasm)
         .with_context(|| format!("cannot write {}", args.output_path.display()))?;
+    // The manifest digest, as push prints it: pinning `@sha256:…` pulls exactly these bytes.
     println!(
-        "Policy {} pulled to {} ({})",
-        args.uri,
-        args.output_path.display(),
-        oci::sha256_digest(&wasm)
+        "Policy successfully pulled: {}@{} to {}",
+        reference.without_digest(),
+        pulled.manifest_digest,
+        args.output_path.display()
     );
     Ok(())
 }

@@ -189,17 +189,37 @@ pub async fn fetch_manifest(
         .await
 }
 
+/// A pulled policy: the module and the digest of the manifest that named it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Pulled {
+    /// The wasm module (the layer's bytes).
+    pub wasm: Vec<u8>,
+    /// `sha256:…` of the raw manifest, the digest `push` printed.
+    pub manifest_digest: String,
+}
+
 /// Pulls the policy module of `reference`, checking every digest.
 pub async fn pull(
     reference: &Reference,
     credentials: Option<Credentials>,
 ) -> Result<Vec<u8>, OciError> {
+    pull_with_digest(reference, credentials)
+        .await
+        .map(|pulled| pulled.wasm)
+}
+
+/// Like [`pull`], also returning the manifest digest.
+pub async fn pull_with_digest(
+    reference: &Reference,
+    credentials: Option<Credentials>,
+) -> Result<Pulled, OciError> {
     let client = RegistryClient::new(reference, credentials)?;
     let raw = client
         .get_manifest(reference.manifest_reference(), MANIFEST_MEDIA_TYPE)
         .await?;
+    let manifest_digest = sha256_digest(&raw);
     if let Some(digest) = &reference.digest
-        && sha256_digest(&raw) != *digest
+        && manifest_digest != *digest
     {
         return Err(OciError::Artifact(format!(
             "manifest digest mismatch: wanted {digest}"
@@ -223,5 +243,8 @@ pub async fn pull(
             layer.digest
         )));
     }
-    Ok(wasm.to_vec())
+    Ok(Pulled {
+        wasm: wasm.to_vec(),
+        manifest_digest,
+    })
 }
