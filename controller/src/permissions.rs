@@ -1,5 +1,6 @@
 //! Every Kubernetes API call the controller makes, in one place, so the RBAC of the deployment
-//! can be checked against it. Used by tests only; keep it in step with the code.
+//! can be checked against it. Used by tests only; controller/tests/e2e_rbac.rs fails when the
+//! binary makes a call missing here, or never makes one listed here.
 
 /// One (apiGroup, resource, verbs) triple, as in a ClusterRole rule.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -14,11 +15,11 @@ pub struct ApiCall {
 
 /// The calls of `sidecarset-controller`.
 pub const API_CALLS: &[ApiCall] = &[
-    // Reflector of SidecarSets (watches.rs).
+    // Reflector of SidecarSets (watches.rs); a re-read after a status write conflict (apply.rs).
     ApiCall {
         api_group: "apps.kruise.io",
         resource: "sidecarsets",
-        verbs: &["list", "watch"],
+        verbs: &["get", "list", "watch"],
     },
     // Status written only when it changes (reconciler.rs, merge patch on the subresource).
     ApiCall {
@@ -26,11 +27,12 @@ pub const API_CALLS: &[ApiCall] = &[
         resource: "sidecarsets/status",
         verbs: &["patch"],
     },
-    // Reflector of pods; in-place upgrades and hot-upgrade resets as JSON patches (apply.rs).
+    // Reflector of pods; in-place upgrades and hot-upgrade resets as JSON patches, and a re-read
+    // when the API server refuses one without saying why (apply.rs).
     ApiCall {
         api_group: "",
         resource: "pods",
-        verbs: &["list", "patch", "watch"],
+        verbs: &["get", "list", "patch", "watch"],
     },
     // SidecarSetUpgradable condition, strategic merge on the status subresource (apply.rs).
     ApiCall {
