@@ -33,3 +33,50 @@ fn hashed_spec(sidecarset: &SidecarSet) -> serde_json::Value {
     spec.insert("initContainers".into(), init_containers);
     serde_json::Value::Object(spec)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::{Value, json};
+
+    fn decoded(annotations: Value) -> SidecarSet {
+        SidecarSet::deserialize_value(&json!({
+            "metadata": {"name": "dns", "annotations": annotations},
+            "spec": {"selector": {"matchLabels": {"app": "web"}}, "containers": [{
+                "name": "dns-f", "image": "dns:1.0", "imagePullPolicy": "IfNotPresent",
+                "podInjectPolicy": "BeforeAppContainer",
+                "upgradeStrategy": {"upgradeType": "ColdUpgrade"},
+                "shareVolumePolicy": {"type": "disabled"},
+                "terminationMessagePath": "/dev/termination-log",
+                "terminationMessagePolicy": "File"
+            }]}
+        }))
+        .unwrap()
+    }
+
+    /// §4's defaulted dns-f vector, reached through the typed object and back.
+    const HASH: &str = "6wbd76bd7984x24fb4f44fv9222cw9v9bcf85x766744wddd4zwx927zzz2zb684";
+    const WITHOUT_IMAGE: &str = "82684vwf9d4cb4wz4vffx4ddfbb47ww4z4wwxdbwb8w2zbb7zvf4524cdd49bv94";
+
+    #[test]
+    fn missing_annotations_are_computed_from_the_object_as_served() {
+        let hashes = current_hashes(&decoded(json!({})));
+        assert_eq!(hashes.hash, HASH);
+        assert_eq!(hashes.without_image, WITHOUT_IMAGE);
+    }
+
+    #[test]
+    fn present_annotations_win_one_by_one() {
+        let both = current_hashes(&decoded(json!({
+            SIDECARSET_HASH: "h", SIDECARSET_HASH_WITHOUT_IMAGE: "w"})));
+        assert_eq!(
+            (both.hash.as_str(), both.without_image.as_str()),
+            ("h", "w")
+        );
+        let one = current_hashes(&decoded(json!({SIDECARSET_HASH: "h"})));
+        assert_eq!(
+            (one.hash.as_str(), one.without_image.as_str()),
+            ("h", WITHOUT_IMAGE)
+        );
+    }
+}

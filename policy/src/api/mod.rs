@@ -6,6 +6,7 @@
 
 mod container;
 pub mod crd;
+mod head;
 mod nullable;
 mod resource;
 mod spec;
@@ -14,6 +15,7 @@ pub use container::{
     EXTENSION_KEYS, ObjectFieldSelector, ShareVolumePolicy, SidecarContainer,
     SidecarContainerUpgradeStrategy, SourceContainerNameSource, TransferEnvVar, json_list,
 };
+pub use head::{HeadInjectionStrategy, HeadMetadata, HeadSpec, SidecarSetHead};
 pub use k8s_openapi::apimachinery::pkg::apis::meta::v1::{
     LabelSelector, LabelSelectorRequirement, ObjectMeta,
 };
@@ -21,7 +23,7 @@ pub use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 pub use spec::{
     LocalObjectReference, OrderPriority, PatchPodMetadata, ScatterTerm, SidecarSet,
     SidecarSetInjectRevision, SidecarSetInjectionStrategy, SidecarSetSpec, SidecarSetStatus,
-    SidecarSetUpdateStrategy, UpdatePriorityStrategy, WeightPriority,
+    SidecarSetUpdateStrategy, UpdatePriorityStrategy, WeightPriority, namespace_selector_of,
 };
 
 /// Container-level constants of the API (enum values).

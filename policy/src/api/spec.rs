@@ -5,6 +5,7 @@ use super::values;
 use super::{IntOrString, LabelSelector, ObjectMeta, SidecarContainer};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 #[derive(Clone, Debug, Default, PartialEq, Deserialize)]
@@ -269,16 +270,8 @@ impl SidecarSet {
 
     /// The v1beta1 namespaceSelector: a v1alpha1 `namespace` wins over `namespaceSelector` (§1.8).
     pub fn effective_namespace_selector(&self) -> Option<LabelSelector> {
-        if self.spec.namespace.is_empty() {
-            return self.spec.namespace_selector.clone();
-        }
-        Some(LabelSelector {
-            match_labels: Some(BTreeMap::from([(
-                values::NAMESPACE_NAME_LABEL.to_string(),
-                self.spec.namespace.clone(),
-            )])),
-            match_expressions: None,
-        })
+        namespace_selector_of(&self.spec.namespace, self.spec.namespace_selector.as_ref())
+            .map(Cow::into_owned)
     }
 
     /// Whether any init container is a native sidecar (`restartPolicy: Always`).
@@ -288,4 +281,22 @@ impl SidecarSet {
             .iter()
             .any(SidecarContainer::is_native_sidecar)
     }
+}
+
+/// §1.8 conversion: a v1alpha1 `namespace` becomes a `kubernetes.io/metadata.name` selector and
+/// wins over `namespaceSelector`; borrowed when there is nothing to convert.
+pub fn namespace_selector_of<'a>(
+    namespace: &str,
+    namespace_selector: Option<&'a LabelSelector>,
+) -> Option<Cow<'a, LabelSelector>> {
+    if namespace.is_empty() {
+        return namespace_selector.map(Cow::Borrowed);
+    }
+    Some(Cow::Owned(LabelSelector {
+        match_labels: Some(BTreeMap::from([(
+            values::NAMESPACE_NAME_LABEL.to_string(),
+            namespace.to_string(),
+        )])),
+        match_expressions: None,
+    }))
 }

@@ -8,10 +8,12 @@ use crate::selector::Labels;
 use crate::settings::{Settings, SettingsError};
 use serde_json::Value;
 
+mod listed;
+
 /// What the policy may read from the cluster (Kubewarden's context-aware callbacks).
 pub trait Cluster {
-    /// Every SidecarSet, as served.
-    fn list_sidecarsets(&mut self) -> Result<Vec<Value>, String>;
+    /// Every SidecarSet as served: the JSON of a `SidecarSetList`, as the host callback answers.
+    fn list_sidecarsets(&mut self) -> Result<Vec<u8>, String>;
     /// The labels of a Namespace; `None` when it cannot be read.
     fn namespace_labels(&mut self, name: &str) -> Option<Labels>;
 }
@@ -114,24 +116,44 @@ fn admit_pod(
     if !is_active(&pod) {
         return Verdict::accept();
     }
-    let mut warnings = Vec::new();
-    let sidecarsets = match sidecarsets(settings, cluster, &mut warnings) {
-        Ok(list) => list,
-        Err(message) => return Verdict::reject(message, 500),
-    };
     let namespace = [pod.pointer("/metadata/namespace"), request.get("namespace")]
         .into_iter()
         .flatten()
         .filter_map(Value::as_str)
         .find(|n| !n.is_empty())
-        .unwrap_or("default");
+        .unwrap_or("default")
+        .to_string();
     let labels = inject::pod::labels(&pod);
-    let mut lookup = |name: &str| cluster.namespace_labels(name);
-    let matched = match inject::select(namespace, &labels, &sidecarsets, &mut lookup) {
-        Ok(matched) => matched,
+    let mut warnings = Vec::new();
+    let inline_all: Vec<SidecarSet>;
+    let listed_matched: Vec<SidecarSet>;
+    let selected = match &settings.sidecar_sets {
+        Some(inline) => {
+            inline_all = listed::decode_inline(inline, &mut warnings);
+            let mut lookup = |name: &str| cluster.namespace_labels(name);
+            inject::select(&namespace, &labels, &inline_all, &mut lookup)
+        }
+        None => {
+            let list = match cluster.list_sidecarsets() {
+                Ok(list) => list,
+                Err(e) => return Verdict::reject(format!("cannot list SidecarSets: {e}"), 500),
+            };
+            let mut lookup = |name: &str| cluster.namespace_labels(name);
+            match listed::select(&list, &namespace, &labels, &mut lookup, &mut warnings) {
+                Ok(matched) => {
+                    listed_matched = matched;
+                    Ok(listed_matched.iter().collect())
+                }
+                Err(listed::SelectError::Inject(error)) => Err(error),
+                Err(listed::SelectError::List(message)) => return Verdict::reject(message, 500),
+            }
+        }
+    };
+    let selected = match selected {
+        Ok(selected) => selected,
         Err(error) => return Verdict::reject(error.to_string(), 400),
     };
-    let outcome = match inject::inject(&mut pod, &matched, now) {
+    let outcome = match inject::inject(&mut pod, &selected, now) {
         Ok(true) => Outcome::Mutate(pod),
         Ok(false) => Outcome::Accept,
         Err(error) => Outcome::Reject {
@@ -228,41 +250,22 @@ fn describe(name: &str, problems: &[FieldError]) -> String {
     format!("SidecarSet {name:?} is invalid: {}", list.join("; "))
 }
 
-/// The SidecarSets in force: inline ones from the settings (defaulted) or the cluster's.
-/// Objects that do not decode are skipped with a warning, as an informer would drop them.
+/// The SidecarSets in force, decoded in full: inline ones from the settings (defaulted) or the
+/// cluster's. Objects that do not decode are skipped with a warning, as an informer drops them.
 fn sidecarsets(
     settings: &Settings,
     cluster: &mut dyn Cluster,
     warnings: &mut Vec<String>,
 ) -> Result<Vec<SidecarSet>, String> {
-    let (items, inline) = match &settings.sidecar_sets {
-        Some(inline) => (inline.clone(), true),
-        None => (
-            cluster
+    match &settings.sidecar_sets {
+        Some(inline) => Ok(listed::decode_inline(inline, warnings)),
+        None => {
+            let list = cluster
                 .list_sidecarsets()
-                .map_err(|e| format!("cannot list SidecarSets: {e}"))?,
-            false,
-        ),
-    };
-    let mut out = Vec::with_capacity(items.len());
-    for mut item in items {
-        if inline {
-            admission::apply_defaults(&mut item);
-        }
-        match SidecarSet::deserialize_value(&item) {
-            Ok(sidecarset) => out.push(sidecarset),
-            Err(error) => {
-                let name = item
-                    .pointer("/metadata/name")
-                    .and_then(Value::as_str)
-                    .unwrap_or("");
-                warnings.push(format!(
-                    "ignoring SidecarSet {name:?} that does not decode: {error}"
-                ));
-            }
+                .map_err(|e| format!("cannot list SidecarSets: {e}"))?;
+            listed::decode_all(&list, warnings)
         }
     }
-    Ok(out)
 }
 
 /// `validate_settings`: the whitelist compiles and every inline SidecarSet is valid.
@@ -301,3 +304,6 @@ pub fn validate_settings(settings: &Settings) -> Result<(), SettingsError> {
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests;

@@ -9,7 +9,9 @@ mod select;
 mod share;
 
 pub use metadata::{PatchMetadataError, patch_pod_metadata};
-pub use select::{NamespaceLookup, canary_base, pod_matches, select};
+pub use select::{
+    NamespaceLookup, Selectable, canary_base, drop_canary_bases, matching, pod_matches, select,
+};
 
 use crate::annotations::HashAnnotationError;
 use crate::api::SidecarSet;
@@ -42,9 +44,9 @@ pub enum InjectError {
 }
 
 impl InjectError {
-    fn selector(sidecarset: &SidecarSet, field: &'static str, source: SelectorError) -> Self {
+    fn selector(sidecarset: &str, field: &'static str, source: SelectorError) -> Self {
         InjectError::Selector {
-            sidecarset: sidecarset.name().to_string(),
+            sidecarset: sidecarset.to_string(),
             field,
             source,
         }
@@ -61,6 +63,9 @@ pub fn inject(
     pod::check_shape(pod)?;
     if sidecarsets.is_empty() {
         return Ok(false);
+    }
+    for sidecarset in sidecarsets {
+        select::reject_unsupported(sidecarset)?;
     }
     let original_annotations = pod::annotations(pod);
     let mut annotations = original_annotations.clone();

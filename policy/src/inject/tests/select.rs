@@ -281,3 +281,114 @@ fn canary_replaces_its_base() {
         "canary"
     );
 }
+
+/// §3.2 step 2: SidecarSets indexed under the pod's namespace come first, then cluster-wide
+/// ones; by name inside each group.
+#[test]
+fn namespace_scoped_sidecarsets_come_before_cluster_wide_ones() {
+    let with = |name: &str, scope: Value| {
+        let mut sidecarset = sidecarset1();
+        sidecarset["metadata"]["name"] = json!(name);
+        sidecarset["spec"]["initContainers"] = json!([]);
+        sidecarset["spec"]["containers"][0]["name"] = json!(format!("{name}-c"));
+        sidecarset["spec"]["containers"]
+            .as_array_mut()
+            .unwrap()
+            .truncate(1);
+        sidecarset["spec"]["containers"][0]["podInjectPolicy"] = json!("AfterAppContainer");
+        for (key, value) in scope.as_object().unwrap() {
+            sidecarset["spec"][key] = value.clone();
+        }
+        decode(&sidecarset)
+    };
+    let all = [
+        with("a-cluster", json!({})),
+        with("z-scoped", json!({"namespace": "default"})),
+        with("b-other-namespace", json!({"namespace": "elsewhere"})),
+        with(
+            "m-scoped-by-expression",
+            json!({"namespaceSelector": {"matchExpressions": [
+            {"key": "kubernetes.io/metadata.name", "operator": "In", "values": ["x", "default"]}]}}),
+        ),
+    ];
+    let namespace_labels = labels(&[("kubernetes.io/metadata.name", "default")]);
+    let mut lookup = |_: &str| Some(namespace_labels.clone());
+    let pod_labels = labels(&[("app", "suxing-test")]);
+    let selected = select_sidecarsets("default", &pod_labels, &all, &mut lookup).unwrap();
+    let order: Vec<&str> = selected.iter().map(|s| s.name()).collect();
+    assert_eq!(order, ["m-scoped-by-expression", "z-scoped", "a-cluster"]);
+}
+
+/// Namespaces are read only when the answer depends on them: not for a pod the selector rejects.
+#[test]
+fn namespace_is_looked_up_only_for_pods_the_selector_matches() {
+    let mut sidecarset = sidecarset1();
+    sidecarset["spec"]["namespaceSelector"] = json!({"matchLabels": {"team": "a"}});
+    let all = [decode(&sidecarset)];
+    let mut lookups = Vec::new();
+    let mut lookup = |name: &str| {
+        lookups.push(name.to_string());
+        Some(labels(&[("team", "a")]))
+    };
+    let other = labels(&[("app", "other")]);
+    assert!(
+        select_sidecarsets("ns1", &other, &all, &mut lookup)
+            .unwrap()
+            .is_empty()
+    );
+    let matching = labels(&[("app", "suxing-test")]);
+    assert_eq!(
+        select_sidecarsets("ns1", &matching, &all, &mut lookup)
+            .unwrap()
+            .len(),
+        1
+    );
+    assert_eq!(lookups, ["ns1"]);
+}
+
+/// A broken namespaceSelector still fails the request once the Namespace is readable, as upstream
+/// (which reads the Namespace before the pod selector) does.
+#[test]
+fn broken_namespace_selector_errors_even_when_the_pod_selector_says_no() {
+    let mut sidecarset = sidecarset1();
+    sidecarset["spec"]["namespaceSelector"] =
+        json!({"matchExpressions": [{"key": "team", "operator": "Bad"}]});
+    let all = [decode(&sidecarset)];
+    let other = labels(&[("app", "other")]);
+    let mut readable = |_: &str| Some(Labels::new());
+    let result = select_sidecarsets("ns1", &other, &all, &mut readable);
+    assert!(
+        matches!(
+            &result,
+            Err(InjectError::Selector {
+                field: "spec.namespaceSelector",
+                ..
+            })
+        ),
+        "{result:?}"
+    );
+    let mut unreadable = |_: &str| None;
+    assert!(
+        select_sidecarsets("ns1", &other, &all, &mut unreadable)
+            .unwrap()
+            .is_empty()
+    );
+}
+
+/// An unsupported field of a base SidecarSet that its canary replaces does not fail the pod.
+#[test]
+fn unsupported_fields_of_a_replaced_canary_base_are_not_checked() {
+    let mut base = sidecarset1();
+    base["spec"]["injectionStrategy"] = json!({"revision": {"revisionName": "base-abc"}});
+    let mut canary = sidecarset3();
+    canary["metadata"]["name"] = json!("canary");
+    canary["metadata"]["annotations"] = json!({
+        "apps.kruise.io/sidecarset-canary": "true",
+        "apps.kruise.io/sidecarset-base": "sidecarset1",
+    });
+    canary["spec"]["selector"] = base["spec"]["selector"].clone();
+    let mut pod = pod1();
+    assert!(run(&mut pod, &[base, canary]).unwrap());
+    let injected = pod_annotations(&pod)["kruise.io/sidecarset-injected-list"].clone();
+    assert_eq!(injected, "canary");
+}
