@@ -116,23 +116,35 @@ pub fn error_policy(sidecarset: Arc<SidecarSet>, error: &Error, ctx: Arc<Context
 }
 
 /// Pods selected by `spec.selector` in namespaces allowed by `namespaceSelector`, by namespace/name:
-/// the cache's own `Arc`s, so a pass over many SidecarSets copies no pod.
+/// the cache's own `Arc`s, and only the selected ones are taken (one pass per SidecarSet touches
+/// every cached pod, so it copies none and leaves the others' reference counts alone).
 pub fn selected_pods(
     sidecarset: &SidecarSet,
     pods: &Store<Pod>,
     namespaces: &Store<Namespace>,
 ) -> Result<Vec<Arc<Pod>>> {
-    let mut lookup = |namespace: &str| {
+    let lookup = std::cell::RefCell::new(|namespace: &str| {
         namespaces
             .get(&ObjectRef::new(namespace))
             .map(|n| n.labels().clone())
-    };
-    let mut selected = Vec::new();
-    for pod in pods.state() {
-        let namespace = pod.metadata.namespace.as_deref().unwrap_or_default();
-        if pod_matches(sidecarset, namespace, pod.labels(), &mut lookup).map_err(Box::new)? {
-            selected.push(pod);
+    });
+    // The store's filter takes a plain predicate: keep the first error and select nothing after it.
+    let failure = std::cell::RefCell::new(None);
+    let mut selected = pods.state_filter(|pod| {
+        if failure.borrow().is_some() {
+            return false;
         }
+        let namespace = pod.metadata.namespace.as_deref().unwrap_or_default();
+        match pod_matches(sidecarset, namespace, pod.labels(), &mut *lookup.borrow_mut()) {
+            Ok(matches) => matches,
+            Err(error) => {
+                *failure.borrow_mut() = Some(error);
+                false
+            }
+        }
+    });
+    if let Some(error) = failure.into_inner() {
+        return Err(Box::new(error).into());
     }
     selected.sort_by(|a, b| {
         (a.metadata.namespace.as_deref(), a.metadata.name.as_deref())
