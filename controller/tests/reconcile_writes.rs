@@ -58,7 +58,6 @@ async fn each_condition_follows_its_own_pod_write() {
         ("web-2", &[("order", "third")]),
     ];
     with_pods(&h, strategy, &pods).await;
-    h.freeze_kubelet();
     h.update_sidecarset(SS, |v| {
         v["spec"]["containers"][0]["image"] = json!("envoy:v2")
     })
@@ -297,7 +296,6 @@ async fn not_upgradable_pods_get_an_event_every_round_and_their_condition_once()
         &[("web-0", &[]), ("web-1", &[])],
     )
     .await;
-    h.freeze_kubelet();
     h.update_sidecarset(SS, |v| {
         v["spec"]["containers"][0]["image"] = json!("envoy:v2");
         v["spec"]["containers"][0]["env"] = json!([{ "name": "MODE", "value": "strict" }]);

@@ -174,13 +174,6 @@ impl Harness {
         }
     }
 
-    /// Stops the kubelet simulator's node: pods keep their status as it is. Needed to read
-    /// conditions back, as the simulator rewrites status.conditions wholesale on every sync (a
-    /// real kubelet keeps the conditions it does not own).
-    pub fn freeze_kubelet(&self) {
-        self.standin.kubelet().expect("kubelet").stop_node("node-1");
-    }
-
     /// Makes the caches show exactly what the API server stores now.
     pub async fn refresh_caches(&mut self) {
         fill(&mut self.sidecarsets, Api::all(self.client.clone())).await;

@@ -328,13 +328,23 @@ pub fn evaluate(
         "ContainersNotReady",
         format!("containers with unready status: [{}]", unready.join(" ")),
     ));
-    let conditions = vec![
+    let mut conditions = vec![
         condition(&old, "PodReadyToStartContainers", true, None),
         condition(&old, "Initialized", true, None),
         condition(&old, "Ready", all_ready, why.clone()),
         condition(&old, "ContainersReady", all_ready, why),
         condition(&old, "PodScheduled", true, None),
     ];
+    // Like the kubelet, keep the conditions it does not own (e.g. a controller's SidecarSetUpgradable).
+    let owned: Vec<Value> = conditions.iter().map(|c| c["type"].clone()).collect();
+    if let Some(others) = old.get("conditions").and_then(Value::as_array) {
+        conditions.extend(
+            others
+                .iter()
+                .filter(|c| !owned.contains(&c["type"]))
+                .cloned(),
+        );
+    }
     let start_time = track
         .start_time
         .get_or_insert_with(|| {
