@@ -16,7 +16,7 @@ setup:
 	  { command -v apt-get >/dev/null && \
 	    (if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \
 	     $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq docker-registry >/dev/null) \
-	  || echo "warning: docker-registry not installed; OCI push/pull tests will be skipped"; }
+	  || echo "warning: docker-registry could not be installed; the OCI push/pull tests will fail"; }
 
 policy.wasm: setup
 	$(CARGO) build -p sidecarset-policy --target $(WASM_TARGET) --release
