@@ -9,7 +9,8 @@ CONFORMANCE_DIRS := tests/conformance $(wildcard ../shared/conformance)
 
 .PHONY: setup demo test policy.wasm annotated-policy.wasm build lint conformance bench loadgen clean
 
-# Installs what the build and tests need: the wasm target and, for the OCI tests, Debian's registry.
+# Installs what the build and tests need: the wasm target, Debian's registry (OCI tests) and kubectl
+# (stand-in and kustomize tests) when the machine lacks them.
 setup:
 	@rustup target list --installed | grep -qx $(WASM_TARGET) || rustup target add $(WASM_TARGET)
 	@command -v docker-registry >/dev/null || /usr/bin/docker-registry --version >/dev/null 2>&1 || \
@@ -17,6 +18,11 @@ setup:
 	    (if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \
 	     $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq docker-registry >/dev/null) \
 	  || echo "warning: docker-registry could not be installed; the OCI push/pull tests will fail"; }
+	@command -v kubectl >/dev/null || \
+	  { command -v apt-get >/dev/null && \
+	    (if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \
+	     $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq kubernetes-client >/dev/null) \
+	  || echo "warning: kubectl could not be installed; the kubectl and kustomize tests will fail"; }
 
 policy.wasm: setup
 	$(CARGO) build -p sidecarset-policy --target $(WASM_TARGET) --release
