@@ -135,7 +135,12 @@ pub fn selected_pods(
             return false;
         }
         let namespace = pod.metadata.namespace.as_deref().unwrap_or_default();
-        match pod_matches(sidecarset, namespace, pod.labels(), &mut *lookup.borrow_mut()) {
+        match pod_matches(
+            sidecarset,
+            namespace,
+            pod.labels(),
+            &mut *lookup.borrow_mut(),
+        ) {
             Ok(matches) => matches,
             Err(error) => {
                 *failure.borrow_mut() = Some(error);

@@ -321,6 +321,9 @@ fn is_ready(pod: &Pod) -> bool {
         .is_some_and(|cs| cs.iter().any(|c| c.type_ == "Ready" && c.status == "True"))
 }
 
+/// (name, spec image, status imageID and image) of one sidecar container.
+type SidecarInputs<'a> = (String, Option<&'a str>, Option<(&'a str, &'a str)>);
+
 /// Everything §5.6 state consistency reads for one SidecarSet's sidecar containers. Comparing
 /// these instead of the predicate's result enqueues on a superset of upstream's "consistency
 /// flipped" (the predicate itself is the planner's) and still never on an app-only change.
@@ -328,8 +331,7 @@ fn is_ready(pod: &Pod) -> bool {
 struct ConsistencyInputs<'a> {
     containers: usize,
     statuses: usize,
-    /// (name, spec image, status imageID and image) per sidecar container.
-    sidecars: Vec<(String, Option<&'a str>, Option<(&'a str, &'a str)>)>,
+    sidecars: Vec<SidecarInputs<'a>>,
     update_state: Option<&'a str>,
 }
 

@@ -418,7 +418,15 @@ pub fn summary(pods: &[Value]) -> String {
                         .collect()
                 })
                 .unwrap_or_default();
-            format!("{}[{} avail={}]", name(p), images.join(","), available(p))
+            let upgradable = condition(p, "SidecarSetUpgradable")["status"]
+                .as_str()
+                .unwrap_or("-");
+            format!(
+                "{}[{} avail={} upgradable={upgradable}]",
+                name(p),
+                images.join(","),
+                available(p)
+            )
         })
         .collect::<Vec<_>>()
         .join(" ")

@@ -285,3 +285,66 @@ async fn failure_switches_never_ready_stopped_node_and_deletion() {
         "a is gone"
     );
 }
+
+/// A controller's condition survives the kubelet's status syncs, as with the real kubelet.
+#[tokio::test]
+async fn conditions_the_kubelet_does_not_own_survive_its_syncs() {
+    let s = kubelet_standin().await;
+    let pods: Api<Pod> = Api::namespaced(s.client().expect("client"), "default");
+    let names = ["p0", "p1", "p2"];
+    for name in names {
+        let mut on_node = pod_json(name, json!({}), &[("app", "nginx:1"), ("side", "envoy:1")]);
+        on_node["spec"]["nodeName"] = json!("node-1");
+        pods.create(
+            &PostParams::default(),
+            &serde_json::from_value(on_node).unwrap(),
+        )
+        .await
+        .expect("create");
+    }
+    for name in names {
+        s.wait_for("pods", "default", name, TIMEOUT, is_ready)
+            .await
+            .expect("ready");
+    }
+    let condition = json!({"type": "SidecarSetUpgradable", "status": "False",
+                           "reason": "UpdateImmutableField", "message": "{\"s\":false}",
+                           "lastTransitionTime": "2026-01-01T00:00:00Z"});
+    for name in names {
+        pods.patch_status(
+            name,
+            &PatchParams::default(),
+            &Patch::Strategic(json!({"status": {"conditions": [condition]}})),
+        )
+        .await
+        .expect("patch status");
+    }
+    // An image change makes the kubelet rewrite the status several times.
+    pods.patch(
+        "p0",
+        &PatchParams::default(),
+        &Patch::Json::<()>(
+            serde_json::from_value(json!([
+            {"op": "replace", "path": "/spec/containers/0/image", "value": "nginx:2"}]))
+            .unwrap(),
+        ),
+    )
+    .await
+    .expect("image change");
+    s.wait_for("pods", "default", "p0", TIMEOUT, |p| {
+        is_ready(p) && p.is_some_and(|p| container(p, "app")["image"] == "nginx:2")
+    })
+    .await
+    .expect("restarted");
+    for name in names {
+        let pod = s
+            .store()
+            .get(apiserver_standin::resources::pods(), "default", name)
+            .unwrap();
+        let kept = pod["status"]["conditions"]
+            .as_array()
+            .and_then(|cs| cs.iter().find(|c| c["type"] == "SidecarSetUpgradable"))
+            .cloned();
+        assert_eq!(kept.as_ref(), Some(&condition), "{name}: {}", pod["status"]);
+    }
+}
