@@ -64,7 +64,11 @@ impl ContextAwareResources {
 }
 
 /// The resource a Kubernetes read names, `None` for every other call (`can_i` included, as upstream).
-fn read_target(namespace: &str, operation: &str, payload: &[u8]) -> Option<(String, String)> {
+pub(crate) fn read_target(
+    namespace: &str,
+    operation: &str,
+    payload: &[u8],
+) -> Option<(String, String)> {
     if namespace != "kubernetes" {
         return None;
     }

@@ -16,6 +16,7 @@ use thiserror::Error;
 
 use crate::engine::HostCallbacks;
 
+pub(crate) use allow::read_target;
 pub use allow::{AllowList, ContextAwareResources};
 pub use request::{CallbackRequestType, ParseError};
 pub use selector::{FieldSelector, LabelSelector};

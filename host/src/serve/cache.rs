@@ -17,7 +17,7 @@ use serde_json::Value;
 use tokio::sync::Notify;
 use tokio::task::JoinHandle;
 
-use crate::context::{CallbackRequestType, ClusterContext};
+use crate::context::{ClusterContext, read_target};
 use crate::engine::HostCallbacks;
 
 /// `apps.kruise.io/v1alpha1` SidecarSets, cluster-scoped.
@@ -165,25 +165,10 @@ impl SharedContext {
         let Some(watched) = self.shared.watched else {
             return Ok(());
         };
-        if namespace != "kubernetes" {
+        // Anything but a Kubernetes read is answered (and refused) by the context itself.
+        let Some((api_version, kind)) = read_target(namespace, operation, payload) else {
             return Ok(());
-        }
-        let (api_version, kind) =
-            match CallbackRequestType::from_host_call(namespace, operation, payload) {
-                Ok(
-                    CallbackRequestType::KubernetesListResourceAll {
-                        api_version, kind, ..
-                    }
-                    | CallbackRequestType::KubernetesListResourceNamespace {
-                        api_version, kind, ..
-                    }
-                    | CallbackRequestType::KubernetesGetResource {
-                        api_version, kind, ..
-                    },
-                ) => (api_version, kind),
-                // Anything else is answered (and refused) by the context itself.
-                _ => return Ok(()),
-            };
+        };
         if watched.iter().any(|(v, k)| *v == api_version && *k == kind) {
             Ok(())
         } else {
