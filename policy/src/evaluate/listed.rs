@@ -77,10 +77,7 @@ pub(super) fn select(
     }
     let mut matched = Vec::new();
     for item in inject::matching(namespace, labels, &listed, lookup)? {
-        match full(item.raw) {
-            Ok(sidecarset) => matched.push(sidecarset),
-            Err(error) => warnings.push(undecodable(item.raw, &error)),
-        }
+        matched.extend(full(item.raw, warnings));
     }
     inject::drop_canary_bases(&mut matched);
     Ok(matched)
@@ -93,10 +90,7 @@ pub(super) fn decode_all(
 ) -> Result<Vec<SidecarSet>, String> {
     let mut out = Vec::new();
     for raw in raw_items(list)? {
-        match full(raw) {
-            Ok(sidecarset) => out.push(sidecarset),
-            Err(error) => warnings.push(undecodable(raw, &error)),
-        }
+        out.extend(full(raw, warnings));
     }
     Ok(out)
 }
@@ -107,31 +101,40 @@ pub(super) fn decode_inline(inline: &[Value], warnings: &mut Vec<String>) -> Vec
     for item in inline {
         let mut item = item.clone();
         admission::apply_defaults(&mut item);
-        match SidecarSet::deserialize_value(&item) {
-            Ok(sidecarset) => out.push(sidecarset),
-            Err(error) => {
-                let name = item
-                    .pointer("/metadata/name")
-                    .and_then(Value::as_str)
-                    .unwrap_or("");
-                warnings.push(format!(
-                    "ignoring SidecarSet {name:?} that does not decode: {error}"
-                ));
-            }
-        }
+        out.extend(decode_value(&item, warnings));
     }
     out
 }
 
 /// Through `Value`, the one decoder the full type is compiled for (a second doubles its code).
-fn full(raw: &RawValue) -> Result<SidecarSet, serde_json::Error> {
-    SidecarSet::deserialize_value(&serde_json::from_str(raw.get())?)
+fn full(raw: &RawValue, warnings: &mut Vec<String>) -> Option<SidecarSet> {
+    match serde_json::from_str::<Value>(raw.get()) {
+        Ok(item) => decode_value(&item, warnings),
+        Err(error) => {
+            warnings.push(ignoring("", &error));
+            None
+        }
+    }
+}
+
+/// One item in full; one that does not decode is skipped with a warning, as an informer drops it.
+fn decode_value(item: &Value, warnings: &mut Vec<String>) -> Option<SidecarSet> {
+    SidecarSet::deserialize_value(item)
+        .map_err(|error| warnings.push(ignoring(name_of(item), &error)))
+        .ok()
 }
 
 fn undecodable(raw: &RawValue, error: &serde_json::Error) -> String {
-    let name = serde_json::from_str::<Value>(raw.get())
-        .ok()
-        .and_then(|item| item.pointer("/metadata/name")?.as_str().map(str::to_string))
-        .unwrap_or_default();
+    let item = serde_json::from_str::<Value>(raw.get()).unwrap_or_default();
+    ignoring(name_of(&item), error)
+}
+
+fn name_of(item: &Value) -> &str {
+    item.pointer("/metadata/name")
+        .and_then(Value::as_str)
+        .unwrap_or("")
+}
+
+fn ignoring(name: &str, error: &serde_json::Error) -> String {
     format!("ignoring SidecarSet {name:?} that does not decode: {error}")
 }
