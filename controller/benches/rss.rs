@@ -1,7 +1,8 @@
 //! Controller memory with 10,000 injected pods cached (target: RSS < 150 MiB): the real
 //! `sidecarset-controller` binary against the API-server stand-in, sampled from /proc once the
 //! SidecarSet status counts every pod. A benchmark, not a test: it only measures under
-//! `cargo bench -p sidecarset-controller --bench rss` (as a test target it says so and exits).
+//! `cargo bench --profile dev -p sidecarset-controller --bench rss` (as a test target it says so
+//! and exits).
 
 use std::path::Path;
 use std::process::Stdio;
@@ -22,7 +23,9 @@ const TIMEOUT: Duration = Duration::from_secs(300);
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
 async fn main() -> anyhow::Result<()> {
     if !std::env::args().any(|arg| arg == "--bench") {
-        println!("rss: a benchmark; run `cargo bench -p sidecarset-controller --bench rss`");
+        println!(
+            "rss: a benchmark; run `cargo bench --profile dev -p sidecarset-controller --bench rss`"
+        );
         return Ok(());
     }
     let standin = StandIn::start(Options::default()).await?;

@@ -17,5 +17,6 @@ pub mod permissions;
 pub mod plan;
 pub mod reconciler;
 pub mod run;
+pub mod selection;
 pub mod telemetry;
 pub mod watches;

@@ -12,7 +12,6 @@ use kube::runtime::reflector::{ObjectRef, Store};
 use kube::{Client, ResourceExt};
 use sidecarset_policy::annotations::rfc3339;
 use sidecarset_policy::api::SidecarSet;
-use sidecarset_policy::inject::pod_matches;
 
 use crate::backoff::ErrorBackoff;
 use crate::error::{Error, Result};
@@ -21,6 +20,7 @@ use crate::expectations::Expectations;
 use crate::leader::Leadership;
 use crate::metrics::Metrics;
 use crate::plan::{self, Snapshot};
+use crate::selection::{self, PodIndex};
 
 /// Requeue while the pod cache has not caught up with our own writes (§5.12).
 const EXPECTATIONS_RETRY: Duration = Duration::from_millis(500);
@@ -33,6 +33,8 @@ pub struct Context {
     pub sidecarsets: Store<SidecarSet>,
     /// Cache of pods (all namespaces).
     pub pods: Store<Pod>,
+    /// `pods` by injected SidecarSet; told of every change applied to `pods`.
+    pub pod_index: Arc<PodIndex>,
     /// Cache of namespaces, for namespaceSelector.
     pub namespaces: Store<Namespace>,
     /// Pod writes the caches have not shown yet.
@@ -76,7 +78,8 @@ pub async fn reconcile(sidecarset: Arc<SidecarSet>, ctx: Arc<Context>) -> Result
         return Ok(Action::requeue(EXPECTATIONS_RETRY));
     }
 
-    let pods = selected_pods(&sidecarset, &ctx.pods, &ctx.namespaces)?;
+    let index = ctx.pod_index.current(&ctx.pods);
+    let pods = selection::selected_pods(&sidecarset, &ctx.pods, &index, &ctx.namespaces)?;
     let now = rfc3339(Timestamp::now().as_second());
     let plan = plan::plan(&Snapshot {
         sidecarset: &sidecarset,
@@ -113,47 +116,4 @@ pub fn error_policy(sidecarset: Arc<SidecarSet>, error: &Error, ctx: Arc<Context
     let delay = ctx.backoff.failed(&name);
     tracing::warn!(sidecarset = %name, error = %error, retry_in = ?delay, "reconcile failed");
     Action::requeue(delay)
-}
-
-/// Pods selected by `spec.selector` in namespaces allowed by `namespaceSelector`, by namespace/name:
-/// the cache's own `Arc`s, and only the selected ones are taken (one pass per SidecarSet touches
-/// every cached pod, so it copies none and leaves the others' reference counts alone).
-pub fn selected_pods(
-    sidecarset: &SidecarSet,
-    pods: &Store<Pod>,
-    namespaces: &Store<Namespace>,
-) -> Result<Vec<Arc<Pod>>> {
-    let lookup = std::cell::RefCell::new(|namespace: &str| {
-        namespaces
-            .get(&ObjectRef::new(namespace))
-            .map(|n| n.labels().clone())
-    });
-    // The store's filter takes a plain predicate: keep the first error and select nothing after it.
-    let failure = std::cell::RefCell::new(None);
-    let mut selected = pods.state_filter(|pod| {
-        if failure.borrow().is_some() {
-            return false;
-        }
-        let namespace = pod.metadata.namespace.as_deref().unwrap_or_default();
-        match pod_matches(
-            sidecarset,
-            namespace,
-            pod.labels(),
-            &mut *lookup.borrow_mut(),
-        ) {
-            Ok(matches) => matches,
-            Err(error) => {
-                *failure.borrow_mut() = Some(error);
-                false
-            }
-        }
-    });
-    if let Some(error) = failure.into_inner() {
-        return Err(Box::new(error).into());
-    }
-    selected.sort_by(|a, b| {
-        (a.metadata.namespace.as_deref(), a.metadata.name.as_deref())
-            .cmp(&(b.metadata.namespace.as_deref(), b.metadata.name.as_deref()))
-    });
-    Ok(selected)
 }

@@ -118,6 +118,7 @@ pub async fn run(args: Args, shutdown: CancellationToken) -> Result<()> {
         client: client.clone(),
         sidecarsets: caches.sidecarsets.clone(),
         pods: caches.pods.clone(),
+        pod_index: caches.pod_index.clone(),
         namespaces: caches.namespaces.clone(),
         expectations,
         metrics,

@@ -19,6 +19,11 @@ use sidecarset_policy::hotupgrade::twin_names;
 
 use crate::expectations::Expectations;
 use crate::metrics::Metrics;
+use crate::selection::PodIndex;
+
+mod slim;
+
+pub use slim::keep_read_fields;
 
 /// Upstream enqueues this late when only a pod's sidecar state consistency changed.
 pub const CONSISTENCY_DELAY: Duration = Duration::from_secs(5);
@@ -30,6 +35,8 @@ pub struct Caches {
     pub sidecarsets: Store<SidecarSet>,
     /// Pods in all namespaces.
     pub pods: Store<Pod>,
+    /// `pods` by injected SidecarSet.
+    pub pod_index: Arc<PodIndex>,
     /// Namespaces.
     pub namespaces: Store<Namespace>,
 }
@@ -95,7 +102,9 @@ pub fn start(
     .predicate_filter(uid_generation, Default::default());
 
     let (pods, pod_writer) = reflector::store();
-    let pod_triggers = pod_trigger_stream(client, pod_writer, sidecarsets.clone());
+    let pod_index = Arc::new(PodIndex::default());
+    let pod_triggers =
+        pod_trigger_stream(client, pod_writer, pod_index.clone(), sidecarsets.clone());
 
     let (namespaces, ns_writer) = reflector::store();
     let ns_stream = watcher(
@@ -118,6 +127,7 @@ pub fn start(
         Caches {
             sidecarsets,
             pods,
+            pod_index,
             namespaces,
         },
         Streams {
@@ -132,16 +142,21 @@ pub fn start(
 fn pod_trigger_stream(
     client: &Client,
     mut writer: reflector::store::Writer<Pod>,
+    index: Arc<PodIndex>,
     sidecarsets: Store<SidecarSet>,
 ) -> BoxStream<'static, ObjectRef<SidecarSet>> {
     let cache = writer.as_reader();
     let (delayed_tx, delayed_rx) = tokio::sync::mpsc::unbounded_channel();
-    let immediate = watcher(Api::<Pod>::all(client.clone()), watcher::Config::default())
+    let immediate = watcher(Api::<Pod>::all(client.clone()), pod_watch_config())
         .default_backoff()
+        // Before the handler and the cache see it: cached pods keep only what is read.
+        .modify(slim::keep_read_fields)
         .map(move |event| match event {
             Ok(event) => {
                 let triggers = event_triggers(&event, &cache, &sidecarsets);
                 writer.apply_watcher_event(&event);
+                // Before the triggers go out, so their reconciles read a fresh index.
+                index.changed();
                 triggers
             }
             Err(e) => {
@@ -168,6 +183,14 @@ fn pod_trigger_stream(
         rx.recv().await.map(|r| (r, rx))
     });
     futures::stream::select(immediate, delayed).boxed()
+}
+
+/// Pods per page of the initial list: a page is decoded in full before it is slimmed, so smaller
+/// pages lower the peak (the default is 500).
+const POD_LIST_PAGE: u32 = 100;
+
+fn pod_watch_config() -> watcher::Config {
+    watcher::Config::default().page_size(POD_LIST_PAGE)
 }
 
 /// The triggers of one watcher event; the cache still holds the previous version of the pod.

@@ -1,13 +1,16 @@
 //! What the planner derives once per SidecarSet and once per matched pod.
 
 use super::pod;
-use super::predicates;
+use super::predicates::{self, Upgradability};
+use super::select::ActiveKey;
 use k8s_openapi::api::core::v1::Pod;
 use sidecarset_policy::annotations::{self, InPlaceUpdateContainerStatus, InPlaceUpdateStates};
-use sidecarset_policy::api::SidecarSet;
+use sidecarset_policy::api::{SidecarSet, values};
 use sidecarset_policy::hash::SidecarSetHashes;
-use sidecarset_policy::hotupgrade::{HotUpgradeState, twin_names};
+use sidecarset_policy::hotupgrade::twin_names;
 use sidecarset_policy::revision::current_hashes;
+use sidecarset_policy::selector;
+use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
 
 /// One HotUpgrade container of the SidecarSet.
@@ -28,6 +31,9 @@ pub(crate) struct SidecarSetContext<'a> {
     pub sidecar_list: Vec<String>,
     pub resource_version: &'a str,
     pub latest_revision: &'a str,
+    /// Whether this round may upgrade (not NotUpdate, not paused): only then are the §5.7/§5.8
+    /// facts of waiting pods gathered in the first pass.
+    pub rolling: bool,
 }
 
 impl<'a> SidecarSetContext<'a> {
@@ -72,12 +78,16 @@ impl<'a> SidecarSetContext<'a> {
                 .as_ref()
                 .and_then(|s| s.latest_revision.as_deref())
                 .unwrap_or(""),
+            rolling: {
+                let strategy = &sidecarset.spec.update_strategy;
+                strategy.type_ != values::NOT_UPDATE && !strategy.paused
+            },
         }
     }
 
     /// §5.3: the view of `pod` when it is active, injected by this SidecarSet and consistent
     /// with it; `None` otherwise.
-    pub fn matched_view<'p>(&self, pod: &'p Pod) -> Option<PodView<'p>> {
+    pub fn matched_view<'p>(&'p self, pod: &'p Pod) -> Option<PodView<'p>> {
         if !pod::is_active(pod) || !self.is_injected(pod) {
             return None;
         }
@@ -94,13 +104,13 @@ impl<'a> SidecarSetContext<'a> {
     }
 
     /// Every container present; hot ones with a working-map entry and both twins.
-    fn is_consistent_with_sidecarset(&self, pod: &Pod, working: &BTreeMap<String, String>) -> bool {
+    fn is_consistent_with_sidecarset(&self, pod: &Pod, working: &WorkingMap) -> bool {
         let mut hot = self.hot.iter();
         self.sidecarset.spec.containers.iter().all(|c| {
             if c.is_hot_upgrade() {
                 // `hot` holds the hot containers in spec order, their twin names precomputed.
                 hot.next().is_some_and(|hot| {
-                    working.contains_key(&c.name)
+                    working.contains_key(c.name.as_str())
                         && hot
                             .twins
                             .iter()
@@ -113,29 +123,46 @@ impl<'a> SidecarSetContext<'a> {
     }
 }
 
-/// Only hot sidecars read the working map, so other SidecarSets skip decoding it.
-fn working_map(context: &SidecarSetContext, pod: &Pod) -> BTreeMap<String, String> {
+/// The working-container map of a pod, borrowed from its annotation when it has no escapes.
+pub(crate) type WorkingMap<'p> = BTreeMap<Cow<'p, str>, Cow<'p, str>>;
+
+/// `annotations::parse_working_map`, borrowed when it can be (the same map: a borrowed decode
+/// fails only on escaped strings, then the policy's owned decode runs). Only hot sidecars read
+/// the working map, so other SidecarSets skip decoding it.
+fn working_map<'p>(context: &SidecarSetContext, pod: &'p Pod) -> WorkingMap<'p> {
     if context.hot.is_empty() {
-        return BTreeMap::new();
+        return WorkingMap::new();
     }
-    annotations::parse_working_map(pod::annotation(
-        pod,
-        annotations::WORKING_HOT_UPGRADE_CONTAINER,
-    ))
+    let value = pod::annotation(pod, annotations::WORKING_HOT_UPGRADE_CONTAINER);
+    if let Some(Ok(borrowed)) = value.map(serde_json::from_str::<BTreeMap<&str, &str>>) {
+        return borrowed
+            .into_iter()
+            .map(|(k, v)| (Cow::Borrowed(k), Cow::Borrowed(v)))
+            .collect();
+    }
+    annotations::parse_working_map(value)
+        .into_iter()
+        .map(|(k, v)| (Cow::Owned(k), Cow::Owned(v)))
+        .collect()
+}
+
+/// `HotUpgradeState` of one hot sidecar in one pod, borrowing the SidecarSet's twin names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct TwinState<'a> {
+    pub working: &'a str,
+    pub idle: &'a str,
 }
 
 /// `HotUpgradeState::of`, from the twin names computed once per SidecarSet.
-fn hot_state(hot: &HotSidecar, working: &BTreeMap<String, String>) -> HotUpgradeState {
+fn hot_state<'a>(hot: &'a HotSidecar, working: &WorkingMap) -> TwinState<'a> {
     let [first, second] = &hot.twins;
-    let (working, idle) = if working.get(hot.name) == Some(first) {
+    let (working, idle) = if working.get(hot.name).map(|twin| twin.as_ref()) == Some(first.as_str())
+    {
         (first, second)
     } else {
         (second, first)
     };
-    HotUpgradeState {
-        working: working.clone(),
-        idle: idle.clone(),
-    }
+    TwinState { working, idle }
 }
 
 /// This SidecarSet's `lastContainerStatuses` as recorded before its last in-place update.
@@ -146,30 +173,44 @@ pub(crate) enum RecordedStatuses {
     Recorded(BTreeMap<String, InPlaceUpdateContainerStatus>),
 }
 
-/// A matched pod with its annotations parsed once and the §5.5/§5.6 facts computed once.
+/// A matched pod with its annotations parsed once and every fact the later phases read computed
+/// in the first pass, while the pod is in cache: the phases after it read only these records
+/// (and the pods they write).
 pub(crate) struct PodView<'p> {
     pub pod: &'p Pod,
-    pub working: BTreeMap<String, String>,
+    pub working: WorkingMap<'p>,
     pub recorded: RecordedStatuses,
     /// Working/idle twin of each hot sidecar, in `SidecarSetContext::hot` order.
-    pub hot_states: Vec<HotUpgradeState>,
+    pub hot_states: Vec<TwinState<'p>>,
     pub updated: bool,
     /// State-consistent on all sidecar container names.
     pub consistent: bool,
     pub sidecar_ready: bool,
+    /// §5.10 "in hot upgrading": some hot sidecar's idle twin is off the empty image.
+    pub in_hot_upgrading: bool,
+    /// The §5.8.1 filter's inputs, for a not-updated pod of a rolling SidecarSet.
+    pub waiting: Option<Waiting<'p>>,
+}
+
+/// What §5.8.1–§5.8.2 read of a not-updated pod.
+pub(crate) struct Waiting<'p> {
+    /// Selected by `updateStrategy.selector` (true without one; an invalid one selects nothing).
+    pub canary_selected: bool,
+    pub upgradability: Upgradability,
+    pub active_key: ActiveKey<'p>,
 }
 
 impl<'p> PodView<'p> {
     /// A view without the matching checks (tests build views of arbitrary pods).
     #[cfg(test)]
-    pub fn new(context: &SidecarSetContext, pod: &'p Pod) -> Self {
+    pub fn new(context: &'p SidecarSetContext, pod: &'p Pod) -> Self {
         Self::with_working_map(context, pod, working_map(context, pod))
     }
 
     fn with_working_map(
-        context: &SidecarSetContext,
+        context: &'p SidecarSetContext,
         pod: &'p Pod,
-        working: BTreeMap<String, String>,
+        working: WorkingMap<'p>,
     ) -> Self {
         let recorded = match pod::annotation(pod, annotations::INPLACE_UPDATE_STATE) {
             None => RecordedStatuses::NoAnnotation,
@@ -196,10 +237,27 @@ impl<'p> PodView<'p> {
             updated: false,
             consistent: false,
             sidecar_ready: false,
+            in_hot_upgrading: false,
+            waiting: None,
         };
         view.updated = predicates::is_updated(context, pod);
         view.consistent = predicates::is_state_consistent(&view, &context.sidecar_names);
         view.sidecar_ready = predicates::is_sidecar_ready(context, &view);
+        view.in_hot_upgrading = context
+            .hot
+            .iter()
+            .zip(&view.hot_states)
+            .any(|(hot, state)| pod::image_of(pod, state.idle) != hot.empty_image);
+        if context.rolling && !view.updated {
+            let canary = context.sidecarset.spec.update_strategy.selector.as_ref();
+            view.waiting = Some(Waiting {
+                canary_selected: canary.is_none_or(|canary| {
+                    selector::matches(canary, pod::labels(pod)).unwrap_or(false)
+                }),
+                upgradability: predicates::upgradability(context, &view),
+                active_key: ActiveKey::of(pod),
+            });
+        }
         view
     }
 

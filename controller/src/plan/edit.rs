@@ -11,10 +11,21 @@ use sidecarset_policy::annotations::{
 };
 use sidecarset_policy::selector::Labels;
 
-/// New images by container name, and the pod's annotations as they should end up.
+/// New images by container name, and the annotations the edit read or wrote as they should end
+/// up (any other annotation stays as it is, so the patch is the same as from a full copy).
 pub(crate) struct PodEdit {
     pub images: Vec<(String, String)>,
     pub annotations: Labels,
+}
+
+/// The pod's values of the `keys` an edit reads (those it has): the edit starts from these
+/// instead of a copy of every annotation.
+pub(crate) fn read_annotations<'k>(pod: &Pod, keys: impl IntoIterator<Item = &'k str>) -> Labels {
+    let existing = pod::annotations(pod);
+    keys.into_iter()
+        .filter_map(|key| existing.get_key_value(key))
+        .map(|(key, value)| (key.clone(), value.clone()))
+        .collect()
 }
 
 impl PodEdit {
@@ -54,19 +65,16 @@ impl PodEdit {
             })),
             Some(existing) => {
                 for (key, value) in &self.annotations {
+                    let old = existing.get(key);
+                    if old == Some(value) {
+                        continue;
+                    }
                     let path = PointerBuf::from_tokens(["metadata", "annotations", key.as_str()]);
-                    let operation = match existing.get(key) {
-                        Some(old) if old == value => continue,
-                        Some(_) => PatchOperation::Replace(ReplaceOperation {
-                            path,
-                            value: Value::String(value.clone()),
-                        }),
-                        None => PatchOperation::Add(AddOperation {
-                            path,
-                            value: Value::String(value.clone()),
-                        }),
-                    };
-                    operations.push(operation);
+                    let value = Value::String(value.clone());
+                    operations.push(match old {
+                        Some(_) => PatchOperation::Replace(ReplaceOperation { path, value }),
+                        None => PatchOperation::Add(AddOperation { path, value }),
+                    });
                 }
             }
         }

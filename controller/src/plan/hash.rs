@@ -22,6 +22,20 @@ pub(crate) fn pod_hash_of<'a>(value: Option<&'a str>, sidecarset: &str) -> Cow<'
         .unwrap_or_default()
 }
 
+/// `pod_hash_of(value, sidecarset) == hash`, without decoding when it cannot hold: in a value
+/// without escapes every decoded string appears verbatim, so a non-empty `hash` it lacks is not
+/// the entry's (most pods of a rollout in progress are not updated).
+pub(crate) fn pod_hash_is(value: Option<&str>, sidecarset: &str, hash: &str) -> bool {
+    if let Some(value) = value
+        && !hash.is_empty()
+        && !value.contains('\\')
+        && !value.contains(hash)
+    {
+        return false;
+    }
+    pod_hash_of(value, sidecarset) == hash
+}
+
 /// Like `serde_json::from_str`: the whole input, trailing whitespace only.
 fn parse<'a, S: DeserializeSeed<'a>>(value: &'a str, seed: S) -> serde_json::Result<S::Value> {
     let mut deserializer = serde_json::Deserializer::from_str(value);
@@ -165,11 +179,19 @@ mod tests {
 
     fn agrees(value: &str) {
         for name in ["a", "b", "", "c\\d"] {
+            let owned = annotations::pod_hash_of(SIDECARSET_HASH, Some(value), name);
             assert_eq!(
                 pod_hash_of(Some(value), name),
-                annotations::pod_hash_of(SIDECARSET_HASH, Some(value), name),
+                owned,
                 "{value:?} for {name:?}"
             );
+            for hash in ["", "x", "h1", "b", "legacy", "hA", owned.as_str()] {
+                assert_eq!(
+                    pod_hash_is(Some(value), name, hash),
+                    owned == hash,
+                    "{value:?} for {name:?} is {hash:?}"
+                );
+            }
         }
     }
 

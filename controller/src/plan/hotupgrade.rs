@@ -1,17 +1,16 @@
 //! §5.10 hot upgrade: which twin takes the new image, and the reset of the old twin.
 
-use super::context::{HotSidecar, PodView, SidecarSetContext};
-use super::edit::{PodEdit, record_update_state};
+use super::context::{HotSidecar, PodView, SidecarSetContext, TwinState};
+use super::edit::{PodEdit, read_annotations, record_update_state};
 use super::predicates::is_state_consistent;
 use super::{Plan, UpdateKind, pod};
-use sidecarset_policy::annotations::{version_alt_key, version_key};
-use sidecarset_policy::hotupgrade::HotUpgradeState;
+use sidecarset_policy::annotations::{INPLACE_UPDATE_STATE, version_alt_key, version_key};
 
 /// (container to upgrade, the other twin): an empty twin first, else the not-ready one when
 /// exactly one is ready, else the idle one.
 pub(crate) fn choose_twin<'a>(
     hot: &'a HotSidecar,
-    state: &'a HotUpgradeState,
+    state: TwinState<'a>,
     view: &PodView,
 ) -> (&'a str, &'a str) {
     let [first, second] = &hot.twins;
@@ -29,28 +28,23 @@ pub(crate) fn choose_twin<'a>(
     match (ready(first), ready(second)) {
         (true, false) => (second, first),
         (false, true) => (first, second),
-        _ => (&state.idle, &state.working),
+        _ => (state.idle, state.working),
     }
 }
 
 /// Step 2 of §5.10's sequence: an idle twin is off the empty image, the rest is consistent, and
 /// the pod is ready enough to lose the old twin.
 fn needs_reset(context: &SidecarSetContext, view: &PodView) -> bool {
-    let pod = view.pod;
-    let idle: Vec<&str> = view.hot_states.iter().map(|s| s.idle.as_str()).collect();
-    let in_hot_upgrading = context
-        .hot
-        .iter()
-        .zip(&idle)
-        .any(|(hot, idle)| pod::image_of(pod, idle) != hot.empty_image);
-    if !in_hot_upgrading {
+    if !view.in_hot_upgrading {
         return false;
     }
+    let pod = view.pod;
+    let is_idle = |name: &str| view.hot_states.iter().any(|state| state.idle == name);
     let active: Vec<&str> = context
         .sidecar_names
         .iter()
         .map(String::as_str)
-        .filter(|name| !idle.contains(name))
+        .filter(|name| !is_idle(name))
         .collect();
     if !is_state_consistent(view, &active) {
         return false;
@@ -58,21 +52,22 @@ fn needs_reset(context: &SidecarSetContext, view: &PodView) -> bool {
     pod::is_running_and_ready(pod)
         || pod::container_statuses(pod)
             .iter()
-            .all(|s| idle.contains(&s.name.as_str()) || s.ready)
+            .all(|s| is_idle(&s.name) || s.ready)
 }
 
 /// Idle twins back to the empty image, their versions to "0"; hashes and conditions untouched.
 fn reset_edit(context: &SidecarSetContext, view: &PodView, now: &str) -> PodEdit {
     let pod = view.pod;
-    let mut annotations = pod::annotations(pod).clone();
+    // Only the update state is read below; the versions are overwritten.
+    let mut annotations = read_annotations(pod, [INPLACE_UPDATE_STATE]);
     let mut images = Vec::new();
     for (hot, state) in context.hot.iter().zip(&view.hot_states) {
-        if pod::image_of(pod, &state.idle) == hot.empty_image {
+        if pod::image_of(pod, state.idle) == hot.empty_image {
             continue;
         }
-        images.push((state.idle.clone(), hot.empty_image.to_string()));
-        annotations.insert(version_key(&state.idle), "0".to_string());
-        annotations.insert(version_alt_key(&state.working), "0".to_string());
+        images.push((state.idle.to_string(), hot.empty_image.to_string()));
+        annotations.insert(version_key(state.idle), "0".to_string());
+        annotations.insert(version_alt_key(state.working), "0".to_string());
     }
     let mut edit = PodEdit {
         images,

@@ -7,8 +7,11 @@ use sidecarset_policy::annotations::{SIDECARSET_HASH, SIDECARSET_HASH_WITHOUT_IM
 
 /// §5.6 "pod updated": the pod's hash entry equals the SidecarSet hash.
 pub(crate) fn is_updated(context: &SidecarSetContext, pod: &Pod) -> bool {
-    hash::pod_hash_of(pod::annotation(pod, SIDECARSET_HASH), context.name)
-        == context.hashes.hash.as_str()
+    hash::pod_hash_is(
+        pod::annotation(pod, SIDECARSET_HASH),
+        context.name,
+        &context.hashes.hash,
+    )
 }
 
 /// §5.6 state-consistent on `names`: digest images are compared with status imageIDs, anything
@@ -66,7 +69,7 @@ pub(crate) fn is_sidecar_ready(context: &SidecarSetContext, view: &PodView) -> b
         .zip(&view.hot_states)
         .all(|(hot, state)| {
             hot.empty_image.is_empty()
-                || pod::container(view.pod, &state.idle)
+                || pod::container(view.pod, state.idle)
                     .is_none_or(|c| pod::image(c) == hot.empty_image)
         });
     idle_on_empty && pod::is_running_and_ready(view.pod)
@@ -85,6 +88,7 @@ pub(crate) enum Upgradability {
 
 pub(crate) fn upgradability(context: &SidecarSetContext, view: &PodView) -> Upgradability {
     let pod = view.pod;
+    // Most pods match, so no fast path: decode at once.
     let pod_without_image = hash::pod_hash_of(
         pod::annotation(pod, SIDECARSET_HASH_WITHOUT_IMAGE),
         context.name,

@@ -199,7 +199,7 @@ proptest! {
         // Only pods of the wait list (not updated, selected, upgradable, not in flight).
         let typed = typed_pods(&pods);
         let views: Vec<PodView> = typed.iter().map(|p| PodView::new(&context, p)).collect();
-        let selection = select::filter(&context, &views);
+        let selection = select::filter(&views);
         let waiting: BTreeSet<&str> = selection
             .wait
             .iter()

@@ -1,10 +1,10 @@
 //! §5.8.1 filter and §5.8.2 sort of the wait list: default ActivePods order, priority, scatter.
 
-use super::context::{PodView, SidecarSetContext};
+use super::context::PodView;
 use super::pod;
-use super::predicates::{Upgradability, upgradability};
+use super::predicates::Upgradability;
 use k8s_openapi::api::core::v1::Pod;
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+use k8s_openapi::jiff::Timestamp;
 use sidecarset_policy::api::{ScatterTerm, SidecarSetUpdateStrategy, UpdatePriorityStrategy};
 use sidecarset_policy::selector;
 use std::cmp::Ordering;
@@ -17,21 +17,18 @@ pub(crate) struct Selection {
     pub not_upgradable: Vec<usize>,
 }
 
-/// §5.8.1: not updated, selected by the canary selector, then split by upgradability.
-pub(crate) fn filter(context: &SidecarSetContext, matched: &[PodView]) -> Selection {
-    let canary = context.sidecarset.spec.update_strategy.selector.as_ref();
+/// §5.8.1: not updated, selected by the canary selector, then split by upgradability (all
+/// three gathered into `PodView::waiting` by the first pass).
+pub(crate) fn filter(matched: &[PodView]) -> Selection {
     let mut selection = Selection::default();
     for (index, view) in matched.iter().enumerate() {
-        if view.updated {
+        let Some(waiting) = &view.waiting else {
+            continue;
+        };
+        if !waiting.canary_selected {
             continue;
         }
-        // An invalid selector selects nothing.
-        if let Some(canary) = canary
-            && !selector::matches(canary, pod::labels(view.pod)).unwrap_or(false)
-        {
-            continue;
-        }
-        match upgradability(context, view) {
+        match waiting.upgradability {
             Upgradability::Upgradable => selection.wait.push(index),
             Upgradability::NotUpgradable => selection.not_upgradable.push(index),
             Upgradability::InFlight => {}
@@ -56,25 +53,27 @@ pub(crate) fn sort(
     }
 }
 
-/// The ActivePods sort key of one pod, precomputed so sorting does not re-scan statuses.
-struct ActiveKey<'p> {
+/// The ActivePods sort key of one pod, precomputed so sorting does not re-read the pod (the
+/// times are copied; namespace and name are read only on ties).
+pub(crate) struct ActiveKey<'p> {
     unassigned: bool,
     phase_rank: u8,
     ready: bool,
     /// Ready condition lastTransitionTime when ready; `None` is Go's zero time.
-    ready_since: Option<&'p Time>,
+    ready_since: Option<Timestamp>,
     restarts: (i32, i32),
-    created: Option<&'p Time>,
+    created: Option<Timestamp>,
     namespace: &'p str,
     name: &'p str,
 }
 
 impl<'p> ActiveKey<'p> {
-    fn of(pod: &'p Pod) -> Self {
+    pub fn of(pod: &'p Pod) -> Self {
         let ready = pod::is_ready(pod);
         let ready_since = pod::condition(pod, pod::CONDITION_READY)
             .filter(|_| ready)
-            .and_then(|c| c.last_transition_time.as_ref());
+            .and_then(|c| c.last_transition_time.as_ref())
+            .map(|time| time.0);
         ActiveKey {
             unassigned: pod
                 .spec
@@ -89,7 +88,7 @@ impl<'p> ActiveKey<'p> {
             ready,
             ready_since,
             restarts: max_restarts(pod),
-            created: pod.metadata.creation_timestamp.as_ref(),
+            created: pod.metadata.creation_timestamp.as_ref().map(|time| time.0),
             namespace: pod::namespace(pod),
             name: pod::name(pod),
         }
@@ -120,12 +119,12 @@ fn max_restarts(pod: &Pod) -> (i32, i32) {
 }
 
 /// afterOrZero: a zero time first, then the later time first.
-fn newer_or_zero_first(a: Option<&Time>, b: Option<&Time>) -> Ordering {
+fn newer_or_zero_first(a: Option<Timestamp>, b: Option<Timestamp>) -> Ordering {
     match (a, b) {
         (None, None) => Ordering::Equal,
         (None, Some(_)) => Ordering::Less,
         (Some(_), None) => Ordering::Greater,
-        (Some(a), Some(b)) => b.0.cmp(&a.0),
+        (Some(a), Some(b)) => b.cmp(&a),
     }
 }
 
@@ -149,16 +148,14 @@ fn compare_active(a: &ActiveKey, b: &ActiveKey) -> Ordering {
         .then_with(|| a.name.cmp(b.name))
 }
 
-/// Step 1, with the final namespace/name tie-break that makes the order total.
+/// Step 1, with the final namespace/name tie-break that makes the order total. Every pod of the
+/// wait list is waiting, so has its key.
 fn sort_active_pods(matched: &[PodView], wait: &mut [usize]) {
-    let mut keyed: Vec<(ActiveKey, usize)> = wait
-        .iter()
-        .map(|&i| (ActiveKey::of(matched[i].pod), i))
-        .collect();
-    keyed.sort_by(|(a, _), (b, _)| compare_active(a, b));
-    for (slot, (_, index)) in wait.iter_mut().zip(keyed) {
-        *slot = index;
-    }
+    let key = |index: usize| matched[index].waiting.as_ref().map(|w| &w.active_key);
+    wait.sort_by(|&a, &b| match (key(a), key(b)) {
+        (Some(a), Some(b)) => compare_active(a, b),
+        _ => Ordering::Equal,
+    });
 }
 
 /// Step 2: weight terms (higher sum first) win over order terms; both are stable re-sorts.
@@ -243,8 +240,40 @@ fn values_in_name_order<'p>(key: &str, matched: &[PodView<'p>]) -> Vec<&'p str> 
     values.into_iter().map(|(value, _)| value).collect()
 }
 
-fn carries(pod: &Pod, term: &ScatterTerm) -> bool {
-    pod::labels(pod).get(&term.key).map_or("", String::as_str) == term.value
+/// The values of the scatter terms' label keys for every matched pod, read once: each term
+/// re-reads them over the wait list and over all matched pods.
+struct LabelColumns<'p> {
+    columns: Vec<(&'p str, Vec<Option<&'p str>>)>,
+}
+
+impl<'p> LabelColumns<'p> {
+    fn of(terms: &'p [ScatterTerm], matched: &[PodView<'p>]) -> Self {
+        let mut columns: Vec<(&'p str, Vec<Option<&'p str>>)> = Vec::new();
+        for term in terms {
+            if columns.iter().any(|(key, _)| *key == term.key) {
+                continue;
+            }
+            let values = matched
+                .iter()
+                .map(|view| pod::labels(view.pod).get(&term.key).map(String::as_str))
+                .collect();
+            columns.push((&term.key, values));
+        }
+        LabelColumns { columns }
+    }
+
+    /// The term's column: the value of its key for each matched pod.
+    fn of_term(&self, term: &ScatterTerm) -> &[Option<&'p str>] {
+        self.columns
+            .iter()
+            .find(|(key, _)| *key == term.key)
+            .map_or(&[], |(_, values)| values.as_slice())
+    }
+}
+
+/// Whether matched pod `index` carries `term` (an absent label reads as "").
+fn carries(column: &[Option<&str>], index: usize, term: &ScatterTerm) -> bool {
+    column.get(index).copied().flatten().unwrap_or("") == term.value
 }
 
 /// Step 3: the scatter sorter.
@@ -252,15 +281,17 @@ fn scatter(terms: &[ScatterTerm], matched: &[PodView], wait: &mut Vec<usize>) {
     if terms.is_empty() || wait.len() <= 1 {
         return;
     }
+    let columns = LabelColumns::of(terms, matched);
     let ordered: Vec<&ScatterTerm> = if terms.len() == 1 {
         terms.iter().collect()
     } else {
         let mut counted: Vec<(&ScatterTerm, usize)> = terms
             .iter()
             .map(|term| {
+                let column = columns.of_term(term);
                 let count = wait
                     .iter()
-                    .filter(|&&i| pod::labels(matched[i].pod).get(&term.key) == Some(&term.value))
+                    .filter(|&&i| column[i] == Some(term.value.as_str()))
                     .count();
                 (term, count)
             })
@@ -270,7 +301,7 @@ fn scatter(terms: &[ScatterTerm], matched: &[PodView], wait: &mut Vec<usize>) {
         counted.into_iter().map(|(term, _)| term).collect()
     };
     for term in ordered {
-        *wait = scatter_by_term(term, matched, wait);
+        *wait = scatter_by_term(term, columns.of_term(term), wait);
     }
 }
 
@@ -292,14 +323,17 @@ fn scatter_group(matched: usize, unmatched: usize) -> (usize, usize, usize) {
     )
 }
 
-fn scatter_by_term(term: &ScatterTerm, matched: &[PodView], wait: &[usize]) -> Vec<usize> {
+/// `column` holds the term key's value of every matched pod.
+fn scatter_by_term(term: &ScatterTerm, column: &[Option<&str>], wait: &[usize]) -> Vec<usize> {
     let (mut wait_matched, wait_unmatched): (Vec<usize>, Vec<usize>) =
-        wait.iter().partition(|&&i| carries(matched[i].pod, term));
+        wait.iter().partition(|&&i| carries(column, i, term));
     if wait_matched.len() <= 1 || wait_unmatched.len() <= 1 {
         return wait.to_vec();
     }
-    let total_matched = matched.iter().filter(|v| carries(v.pod, term)).count();
-    let total_unmatched = matched.len() - total_matched;
+    let total_matched = (0..column.len())
+        .filter(|&i| carries(column, i, term))
+        .count();
+    let total_unmatched = column.len() - total_matched;
     let Some(held_back) = wait_matched.pop() else {
         return wait.to_vec();
     };

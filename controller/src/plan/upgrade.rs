@@ -2,15 +2,16 @@
 
 use super::condition::condition_update;
 use super::context::{PodView, SidecarSetContext};
-use super::edit::{PodEdit, record_update_state};
+use super::edit::{PodEdit, read_annotations, record_update_state};
 use super::hotupgrade::choose_twin;
 use super::{Plan, PlanError, UpdateKind, budget, pod, select};
 use sidecarset_policy::annotations::{
-    self, HashAnnotation, SIDECARSET_HASH, SIDECARSET_HASH_WITHOUT_IMAGE, UpgradeSpec,
-    WORKING_HOT_UPGRADE_CONTAINER, version_alt_key, version_key,
+    self, HashAnnotation, INPLACE_UPDATE_STATE, SIDECARSET_HASH, SIDECARSET_HASH_WITHOUT_IMAGE,
+    UpgradeSpec, WORKING_HOT_UPGRADE_CONTAINER, version_alt_key, version_key,
 };
 use sidecarset_policy::inject::patch_pod_metadata;
 use sidecarset_policy::selector::Labels;
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 /// §5.2 step 11: filter, sort, partition, budget; then conditions and one patch per chosen pod.
@@ -21,7 +22,7 @@ pub(crate) fn plan_rollout(
     plan: &mut Plan,
 ) {
     let strategy = &context.sidecarset.spec.update_strategy;
-    let mut selection = select::filter(context, matched);
+    let mut selection = select::filter(matched);
     select::sort(strategy, matched, &mut selection.wait);
 
     let total = matched.len();
@@ -86,13 +87,37 @@ pub(crate) fn upgrade_edit(
     now: &str,
 ) -> Result<PodEdit, PlanError> {
     let pod = view.pod;
-    let mut annotations = pod::annotations(pod).clone();
+    // What the steps below read: twin versions, the hash annotations, the update state and the
+    // keys patchPodMetadata may keep or merge.
+    let twin_versions: Vec<String> = context
+        .hot
+        .iter()
+        .flat_map(|hot| hot.twins.iter().map(|twin| version_key(twin)))
+        .collect();
+    let patched = context
+        .sidecarset
+        .spec
+        .patch_pod_metadata
+        .iter()
+        .flat_map(|patch| patch.annotations.keys().map(String::as_str));
+    let mut annotations = read_annotations(
+        pod,
+        [
+            SIDECARSET_HASH,
+            SIDECARSET_HASH_WITHOUT_IMAGE,
+            INPLACE_UPDATE_STATE,
+        ]
+        .into_iter()
+        .chain(twin_versions.iter().map(String::as_str))
+        .chain(patched),
+    );
     let mut images = Vec::new();
     let mut working = view.working.clone();
     let mut hot = context.hot.iter().zip(&view.hot_states);
     for container in &context.sidecarset.spec.containers {
         let twins = if container.is_hot_upgrade() {
-            hot.next().map(|(hot, state)| choose_twin(hot, state, view))
+            hot.next()
+                .map(|(hot, &state)| choose_twin(hot, state, view))
         } else {
             None
         };
@@ -103,7 +128,10 @@ pub(crate) fn upgrade_edit(
         }
         images.push((target.to_string(), image.to_string()));
         if container.is_hot_upgrade() {
-            working.insert(container.name.clone(), target.to_string());
+            working.insert(
+                Cow::Owned(container.name.clone()),
+                Cow::Owned(target.to_string()),
+            );
             let other_version = annotations
                 .get(&version_key(other))
                 .cloned()

@@ -24,6 +24,8 @@ use sidecarset_controller::expectations::Expectations;
 use sidecarset_controller::leader::Leadership;
 use sidecarset_controller::metrics::Metrics;
 use sidecarset_controller::reconciler::{self, Context};
+use sidecarset_controller::selection::PodIndex;
+use sidecarset_controller::watches;
 use sidecarset_policy::api::SidecarSet;
 
 pub const TIMEOUT: Duration = Duration::from_secs(30);
@@ -58,6 +60,7 @@ impl Harness {
             client: client.clone(),
             sidecarsets: ss_store,
             pods: pod_store,
+            pod_index: Arc::new(PodIndex::default()),
             namespaces: ns_store,
             expectations: Arc::new(Expectations::new(Duration::from_secs(30))),
             metrics: Arc::new(Metrics::default()),
@@ -176,9 +179,16 @@ impl Harness {
 
     /// Makes the caches show exactly what the API server stores now.
     pub async fn refresh_caches(&mut self) {
-        fill(&mut self.sidecarsets, Api::all(self.client.clone())).await;
-        fill(&mut self.pods, Api::all(self.client.clone())).await;
-        fill(&mut self.namespaces, Api::all(self.client.clone())).await;
+        fill(&mut self.sidecarsets, Api::all(self.client.clone()), |_| {}).await;
+        // Slimmed as the controller's pod watch does.
+        fill(
+            &mut self.pods,
+            Api::all(self.client.clone()),
+            watches::keep_read_fields,
+        )
+        .await;
+        self.ctx.pod_index.changed();
+        fill(&mut self.namespaces, Api::all(self.client.clone()), |_| {}).await;
     }
 
     /// One reconcile of `name` as the controller runs it, on the caches as they are.
@@ -230,7 +240,7 @@ impl Harness {
     }
 }
 
-async fn fill<K>(writer: &mut Writer<K>, api: Api<K>)
+async fn fill<K>(writer: &mut Writer<K>, api: Api<K>, slim: impl Fn(&mut K))
 where
     K: kube::Resource<DynamicType = ()>
         + Clone
@@ -240,7 +250,8 @@ where
 {
     let list = api.list(&ListParams::default()).await.expect("list");
     writer.apply_watcher_event(&watcher::Event::Init);
-    for item in list.items {
+    for mut item in list.items {
+        slim(&mut item);
         writer.apply_watcher_event(&watcher::Event::InitApply(item));
     }
     writer.apply_watcher_event(&watcher::Event::InitDone);
