@@ -107,6 +107,7 @@ mod tests {
         assert_eq!(
             kept,
             json!({
+                "apiVersion": "v1", "kind": "Pod",
                 "metadata": {"name": "p", "namespace": "n", "uid": "u", "resourceVersion": "7",
                              "labels": {"a": "b"}, "annotations": {"k": "v"}},
                 "spec": {"nodeName": "node",
