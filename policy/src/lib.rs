@@ -9,6 +9,7 @@ pub mod hash;
 pub mod hotupgrade;
 pub mod inject;
 pub mod quantity;
+mod rawjson;
 pub mod revision;
 pub mod selector;
 pub mod settings;

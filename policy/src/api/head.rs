@@ -3,8 +3,15 @@
 
 use super::LabelSelector;
 use super::nullable::or_default;
-use serde::Deserialize;
+use crate::annotations::{CANARY, CANARY_BASE};
+use crate::rawjson::{Cursor, ScanError};
+use serde::{Deserialize, Deserializer};
 use std::collections::BTreeMap;
+
+mod scan;
+
+/// The annotations selection reads (canary ones); the rest are not kept.
+const SELECTION_ANNOTATIONS: [&str; 2] = [CANARY, CANARY_BASE];
 
 #[derive(Clone, Debug, Default, PartialEq, Deserialize)]
 pub struct SidecarSetHead {
@@ -18,7 +25,8 @@ pub struct SidecarSetHead {
 pub struct HeadMetadata {
     #[serde(default, deserialize_with = "or_default")]
     pub name: String,
-    #[serde(default, deserialize_with = "or_default")]
+    /// Only the annotations selection reads.
+    #[serde(default, deserialize_with = "selection_annotations")]
     pub annotations: BTreeMap<String, String>,
 }
 
@@ -39,4 +47,39 @@ pub struct HeadSpec {
 pub struct HeadInjectionStrategy {
     #[serde(default, deserialize_with = "or_default")]
     pub paused: bool,
+}
+
+fn selection_annotations<'de, D: Deserializer<'de>>(
+    deserializer: D,
+) -> Result<BTreeMap<String, String>, D::Error> {
+    let mut all: BTreeMap<String, String> = or_default(deserializer)?;
+    all.retain(|key, _| SELECTION_ANNOTATIONS.contains(&key.as_str()));
+    Ok(all)
+}
+
+impl SidecarSetHead {
+    /// The head of one SidecarSet's JSON text: read by scanning (only the selection fields are
+    /// decoded), or by serde when the text has a shape the scan does not take, so the result and
+    /// any error are serde's.
+    pub fn from_json(item: &[u8]) -> Result<Self, serde_json::Error> {
+        let mut cursor = Cursor::new(item);
+        match scan::head(&mut cursor) {
+            Ok(head) if cursor.end().is_ok() => Ok(head),
+            _ => serde_json::from_slice(item),
+        }
+    }
+
+    /// The list item at `cursor`, which moves past it: its text and its head (as `from_json`).
+    pub(crate) fn next_in_list<'a>(
+        cursor: &mut Cursor<'a>,
+    ) -> Result<(&'a [u8], Result<Self, serde_json::Error>), ScanError> {
+        let start = cursor.position();
+        let mut probe = cursor.clone();
+        if let Ok(head) = scan::head(&mut probe) {
+            *cursor = probe;
+            return Ok((cursor.since(start), Ok(head)));
+        }
+        let raw = cursor.skip()?;
+        Ok((raw, serde_json::from_slice(raw)))
+    }
 }

@@ -4,6 +4,7 @@
 use crate::admission;
 use crate::api::{LabelSelector, SidecarSet, SidecarSetHead};
 use crate::inject::{self, InjectError, NamespaceLookup, Selectable};
+use crate::rawjson::{self, Cursor, ScanError};
 use crate::selector::Labels;
 use serde::Deserialize;
 use serde_json::Value;
@@ -21,24 +22,68 @@ impl From<InjectError> for SelectError {
     }
 }
 
-/// A `SidecarSetList` with its items left as raw JSON: building a `Value` tree of every item
-/// costs more than scanning each twice.
+/// A `SidecarSetList` with its items left as raw JSON: serde's reading of the list, when the
+/// scan refuses the text (then serde's error message names the problem).
 #[derive(Deserialize)]
 struct RawList<'a> {
     #[serde(borrow, default)]
     items: Option<Vec<&'a RawValue>>,
 }
 
-fn raw_items(list: &[u8]) -> Result<Vec<&RawValue>, String> {
-    serde_json::from_slice::<RawList>(list)
-        .map(|list| list.items.unwrap_or_default())
-        .map_err(|e| format!("the SidecarSet list is not a SidecarSetList: {e}"))
+fn serde_items(list: &[u8]) -> Result<Vec<&[u8]>, String> {
+    match serde_json::from_slice::<RawList>(list) {
+        Ok(list) => Ok(list
+            .items
+            .unwrap_or_default()
+            .into_iter()
+            .map(|raw| raw.get().as_bytes())
+            .collect()),
+        Err(e) => Err(format!("the SidecarSet list is not a SidecarSetList: {e}")),
+    }
+}
+
+/// Calls `each` with the cursor on every item of the list, in one structural pass: building a
+/// `Value` tree of every item, or even one serde pass, costs more than the selection after it.
+fn scan_items<'a>(
+    list: &'a [u8],
+    mut each: impl FnMut(&mut Cursor<'a>) -> Result<(), ScanError>,
+) -> Result<(), ScanError> {
+    let mut cursor = Cursor::new(list);
+    let mut top = cursor.object()?.ok_or(ScanError(0))?;
+    let mut seen_items = false;
+    while let Some(key) = cursor.next_key(&mut top)? {
+        if !rawjson::key_is(key, "items") {
+            cursor.skip()?;
+            continue;
+        }
+        if std::mem::replace(&mut seen_items, true) {
+            return Err(ScanError(cursor.position()));
+        }
+        if let Some(mut items) = cursor.array()? {
+            while cursor.next_item(&mut items)? {
+                each(&mut cursor)?;
+            }
+        }
+    }
+    cursor.end()
+}
+
+fn raw_items(list: &[u8]) -> Result<Vec<&[u8]>, String> {
+    let mut items = Vec::new();
+    let scanned = scan_items(list, |cursor| {
+        items.push(cursor.skip()?);
+        Ok(())
+    });
+    match scanned {
+        Ok(()) => Ok(items),
+        Err(_) => serde_items(list),
+    }
 }
 
 /// A listed SidecarSet: its head for selection, its raw JSON for the full decode.
 struct Listed<'a> {
     head: SidecarSetHead,
-    raw: &'a RawValue,
+    raw: &'a [u8],
 }
 
 impl Selectable for Listed<'_> {
@@ -67,10 +112,21 @@ pub(super) fn select(
     lookup: &mut dyn NamespaceLookup,
     warnings: &mut Vec<String>,
 ) -> Result<Vec<SidecarSet>, SelectError> {
-    let items = raw_items(list).map_err(SelectError::List)?;
-    let mut listed = Vec::with_capacity(items.len());
-    for raw in items {
-        match serde_json::from_str::<SidecarSetHead>(raw.get()) {
+    let mut heads = Vec::new();
+    let scanned = scan_items(list, |cursor| {
+        heads.push(SidecarSetHead::next_in_list(cursor)?);
+        Ok(())
+    });
+    if scanned.is_err() {
+        heads = serde_items(list)
+            .map_err(SelectError::List)?
+            .into_iter()
+            .map(|raw| (raw, SidecarSetHead::from_json(raw)))
+            .collect();
+    }
+    let mut listed = Vec::with_capacity(heads.len());
+    for (raw, head) in heads {
+        match head {
             Ok(head) => listed.push(Listed { head, raw }),
             Err(error) => warnings.push(undecodable(raw, &error)),
         }
@@ -107,8 +163,8 @@ pub(super) fn decode_inline(inline: &[Value], warnings: &mut Vec<String>) -> Vec
 }
 
 /// Through `Value`, the one decoder the full type is compiled for (a second doubles its code).
-fn full(raw: &RawValue, warnings: &mut Vec<String>) -> Option<SidecarSet> {
-    match serde_json::from_str::<Value>(raw.get()) {
+fn full(raw: &[u8], warnings: &mut Vec<String>) -> Option<SidecarSet> {
+    match serde_json::from_slice::<Value>(raw) {
         Ok(item) => decode_value(&item, warnings),
         Err(error) => {
             warnings.push(ignoring("", &error));
@@ -124,8 +180,8 @@ fn decode_value(item: &Value, warnings: &mut Vec<String>) -> Option<SidecarSet> 
         .ok()
 }
 
-fn undecodable(raw: &RawValue, error: &serde_json::Error) -> String {
-    let item = serde_json::from_str::<Value>(raw.get()).unwrap_or_default();
+fn undecodable(raw: &[u8], error: &serde_json::Error) -> String {
+    let item = serde_json::from_slice::<Value>(raw).unwrap_or_default();
     ignoring(name_of(&item), error)
 }
 

@@ -1,0 +1,121 @@
+use super::*;
+use proptest::prelude::*;
+use serde_json::{Value, json};
+
+fn by_serde(text: &[u8]) -> Result<SidecarSetHead, String> {
+    serde_json::from_slice(text).map_err(|e| e.to_string())
+}
+
+#[test]
+fn a_served_sidecarset_scans_to_its_selection_fields() {
+    let item = json!({
+        "apiVersion": "apps.kruise.io/v1alpha1", "kind": "SidecarSet",
+        "metadata": {"name": "log\u{e9}", "annotations": {
+            "apps.kruise.io/sidecarset-canary": "true", "apps.kruise.io/sidecarset-base": "base",
+            "kruise.io/sidecarset-hash": "x"}},
+        "spec": {"selector": {"matchLabels": {"app": "web"}}, "namespace": "ns",
+                 "namespaceSelector": {"matchExpressions": [{"key": "k", "operator": "Exists"}]},
+                 "injectionStrategy": {"paused": true},
+                 "containers": [{"name": "c", "image": "i"}]},
+    });
+    let text = serde_json::to_vec(&item).expect("json");
+    let scanned = head(&mut Cursor::new(&text)).expect("the plain shape scans");
+    assert_eq!(Ok(scanned.clone()), by_serde(&text));
+    assert_eq!(
+        scanned.metadata.annotations.len(),
+        2,
+        "only selection's annotations"
+    );
+    assert!(scanned.spec.injection_strategy.paused);
+    assert_eq!(SidecarSetHead::from_json(&text).ok(), Some(scanned));
+}
+
+#[test]
+fn shapes_the_scan_does_not_take_are_serdes_to_judge() {
+    for text in [
+        &br#"{"metadata": {"name": 1}}"#[..],
+        br#"{"metadata": {"annotations": {"other": 1}}}"#,
+        br#"{"metadata": {"name": "a", "name": "b"}}"#,
+        br#"{"spec": {"selector": "app=web"}}"#,
+        br#"{"spec": {"injectionStrategy": {"paused": "yes"}}}"#,
+        br#"{"metadata": ["positional"]}"#,
+        br#"[]"#,
+        b"{",
+    ] {
+        assert!(
+            head(&mut Cursor::new(text)).is_err(),
+            "{}",
+            String::from_utf8_lossy(text)
+        );
+        assert_eq!(
+            SidecarSetHead::from_json(text).map_err(|e| e.to_string()),
+            by_serde(text),
+        );
+    }
+}
+
+fn text_value() -> impl Strategy<Value = Value> {
+    prop_oneof![
+        Just(Value::Null),
+        Just(json!(true)),
+        Just(json!(7)),
+        "[a-z\\\\\"]{0,4}".prop_map(Value::from),
+        Just(json!({"matchLabels": {"app": "web"}})),
+        Just(json!({"matchExpressions": [{"key": "app", "operator": "In", "values": ["a"]}]})),
+        Just(json!({"paused": true})),
+        Just(json!({"paused": null})),
+        Just(json!({"apps.kruise.io/sidecarset-canary": "true", "x": "y"})),
+        Just(json!({"apps.kruise.io/sidecarset-base": 3})),
+        Just(json!([1, {"a": "}"}])),
+    ]
+}
+
+fn object(keys: &'static [&'static str]) -> impl Strategy<Value = Value> {
+    prop::collection::vec((prop::sample::select(keys), text_value()), 0..5).prop_map(|members| {
+        Value::Object(
+            members
+                .into_iter()
+                .map(|(k, v)| (k.to_string(), v))
+                .collect(),
+        )
+    })
+}
+
+fn sidecarset_like() -> impl Strategy<Value = Value> {
+    (
+        prop_oneof![
+            Just(Value::Null),
+            object(&["name", "annotations", "labels"])
+        ],
+        prop_oneof![
+            Just(Value::Null),
+            object(&[
+                "selector",
+                "namespace",
+                "namespaceSelector",
+                "injectionStrategy",
+                "containers"
+            ])
+        ],
+        any::<bool>(),
+    )
+        .prop_map(|(metadata, spec, kind)| {
+            let mut item = json!({"metadata": metadata, "spec": spec});
+            if kind {
+                item["kind"] = json!("SidecarSet");
+            }
+            item
+        })
+}
+
+proptest! {
+    #[test]
+    fn the_scan_agrees_with_serde(item in sidecarset_like(), pretty in any::<bool>()) {
+        let text = if pretty { serde_json::to_vec_pretty(&item) } else { serde_json::to_vec(&item) }
+            .expect("json");
+        if let Ok(scanned) = head(&mut Cursor::new(&text)) {
+            prop_assert_eq!(Ok(scanned), by_serde(&text));
+        }
+        prop_assert_eq!(SidecarSetHead::from_json(&text).map_err(|e| e.to_string()), by_serde(&text));
+    }
+}

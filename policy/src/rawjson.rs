@@ -1,0 +1,234 @@
+//! Navigating JSON text without decoding it: a cursor that walks an object's keys and an array's
+//! items, descending into the values it wants and skipping the rest structurally. Selection reads a
+//! few fields of every listed SidecarSet; one such pass costs a fraction of a serde_json pass.
+//! Lenient on purpose: skipped values and scalars are not validated (whatever is decoded from a
+//! slice afterwards goes through serde_json, which is exact). Never panics, never recurses.
+
+/// A byte offset where the text is not the JSON shape expected.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("malformed JSON at byte {0}")]
+pub struct ScanError(pub usize);
+
+type Scan<T> = Result<T, ScanError>;
+
+/// Bytes that open, close or quote a nested value.
+const STRUCTURAL: [bool; 256] = table(b"\"{}[]");
+/// Bytes that end a scalar.
+const DELIMITER: [bool; 256] = table(b",}] \t\n\r");
+
+const fn table(bytes: &[u8]) -> [bool; 256] {
+    let mut table = [false; 256];
+    let mut i = 0;
+    while i < bytes.len() {
+        table[bytes[i] as usize] = true;
+        i += 1;
+    }
+    table
+}
+
+/// Where the cursor is inside one object or array.
+#[derive(Debug)]
+pub struct Members {
+    first: bool,
+    close: u8,
+}
+
+#[derive(Debug, Clone)]
+pub struct Cursor<'a> {
+    text: &'a [u8],
+    at: usize,
+}
+
+impl<'a> Cursor<'a> {
+    pub fn new(text: &'a [u8]) -> Self {
+        Cursor { text, at: 0 }
+    }
+
+    pub fn position(&self) -> usize {
+        self.at
+    }
+
+    /// The text from `start` to the cursor.
+    pub fn since(&self, start: usize) -> &'a [u8] {
+        self.text.get(start..self.at).unwrap_or_default()
+    }
+
+    fn error<T>(&self) -> Scan<T> {
+        Err(ScanError(self.at))
+    }
+
+    fn skip_ws(&mut self) {
+        while let Some(b' ' | b'\t' | b'\n' | b'\r') = self.text.get(self.at) {
+            self.at += 1;
+        }
+    }
+
+    fn peek(&mut self) -> Option<u8> {
+        self.skip_ws();
+        self.text.get(self.at).copied()
+    }
+
+    /// Only whitespace remains.
+    pub fn end(&mut self) -> Scan<()> {
+        match self.peek() {
+            None => Ok(()),
+            Some(_) => self.error(),
+        }
+    }
+
+    /// Enters the object at the cursor; `None` (consumed) when the value is `null`.
+    pub fn object(&mut self) -> Scan<Option<Members>> {
+        self.open(b'{', b'}')
+    }
+
+    /// Enters the array at the cursor; `None` (consumed) when the value is `null`.
+    pub fn array(&mut self) -> Scan<Option<Members>> {
+        self.open(b'[', b']')
+    }
+
+    fn open(&mut self, open: u8, close: u8) -> Scan<Option<Members>> {
+        match self.peek() {
+            Some(b) if b == open => {
+                self.at += 1;
+                Ok(Some(Members { first: true, close }))
+            }
+            Some(b'n') if self.text.get(self.at..self.at + 4) == Some(b"null") => {
+                self.at += 4;
+                Ok(None)
+            }
+            _ => self.error(),
+        }
+    }
+
+    /// Moves to the next member; `false` (the closing bracket consumed) when there is none.
+    fn next_member(&mut self, members: &mut Members) -> Scan<bool> {
+        let next = self.peek();
+        if members.first {
+            members.first = false;
+            if next == Some(members.close) {
+                self.at += 1;
+                return Ok(false);
+            }
+            return if next.is_some() {
+                Ok(true)
+            } else {
+                self.error()
+            };
+        }
+        match next {
+            Some(b',') => {
+                self.at += 1;
+                self.skip_ws();
+                Ok(true)
+            }
+            Some(b) if b == members.close => {
+                self.at += 1;
+                Ok(false)
+            }
+            _ => self.error(),
+        }
+    }
+
+    /// The next raw key of an object (between the quotes, escapes not decoded), the cursor then on
+    /// its value, which the caller must consume; `None` after the last member.
+    pub fn next_key(&mut self, members: &mut Members) -> Scan<Option<&'a [u8]>> {
+        if !self.next_member(members)? {
+            return Ok(None);
+        }
+        if self.peek() != Some(b'"') {
+            return self.error();
+        }
+        let start = self.at;
+        self.at = skip_string(self.text, start)?;
+        let key = self.text.get(start + 1..self.at - 1).unwrap_or_default();
+        if self.peek() != Some(b':') {
+            return self.error();
+        }
+        self.at += 1;
+        self.skip_ws();
+        Ok(Some(key))
+    }
+
+    /// Whether another array item follows (the cursor then on it; the caller must consume it).
+    pub fn next_item(&mut self, members: &mut Members) -> Scan<bool> {
+        self.next_member(members)
+    }
+
+    /// Skips one value and returns its text.
+    pub fn skip(&mut self) -> Scan<&'a [u8]> {
+        let Some(first) = self.peek() else {
+            return self.error();
+        };
+        let start = self.at;
+        self.at = match first {
+            b'"' => skip_string(self.text, start)?,
+            b'{' | b'[' => skip_nested(self.text, start)?,
+            b',' | b'}' | b']' | b':' => return self.error(),
+            _ => {
+                let rest = self.text.get(start..).unwrap_or_default();
+                start
+                    + rest
+                        .iter()
+                        .position(|&b| DELIMITER[b as usize])
+                        .unwrap_or(rest.len())
+            }
+        };
+        Ok(self.since(start))
+    }
+}
+
+/// The end (exclusive) of the string whose opening quote is at `at`.
+fn skip_string(text: &[u8], at: usize) -> Scan<usize> {
+    let mut i = at + 1;
+    while let Some(rest) = text.get(i..) {
+        let offset = memchr::memchr2(b'"', b'\\', rest).ok_or(ScanError(at))?;
+        i += offset;
+        if text.get(i) == Some(&b'"') {
+            return Ok(i + 1);
+        }
+        i += 2;
+    }
+    Err(ScanError(at))
+}
+
+/// The end (exclusive) of the balanced object or array opening at `at`.
+fn skip_nested(text: &[u8], at: usize) -> Scan<usize> {
+    let mut depth = 0usize;
+    let mut i = at;
+    while let Some(rest) = text.get(i..) {
+        i += rest
+            .iter()
+            .position(|&b| STRUCTURAL[b as usize])
+            .ok_or(ScanError(at))?;
+        match text.get(i) {
+            Some(b'"') => i = skip_string(text, i)?,
+            Some(b'{' | b'[') => {
+                depth += 1;
+                i += 1;
+            }
+            _ => {
+                depth = depth.saturating_sub(1);
+                i += 1;
+                if depth == 0 {
+                    return Ok(i);
+                }
+            }
+        }
+    }
+    Err(ScanError(at))
+}
+
+/// Whether a raw key is `key`; escaped keys are decoded first.
+pub fn key_is(raw: &[u8], key: &str) -> bool {
+    if !raw.contains(&b'\\') {
+        return raw == key.as_bytes();
+    }
+    let mut quoted = Vec::with_capacity(raw.len() + 2);
+    quoted.push(b'"');
+    quoted.extend_from_slice(raw);
+    quoted.push(b'"');
+    serde_json::from_slice::<String>(&quoted).is_ok_and(|decoded| decoded == key)
+}
+
+#[cfg(test)]
+mod tests;

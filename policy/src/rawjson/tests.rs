@@ -1,0 +1,169 @@
+use super::*;
+use proptest::prelude::*;
+use serde_json::{Value, json};
+
+/// The members of the object `text` as (raw key, value text); a whole-document helper.
+fn fields(text: &[u8]) -> super::Scan<Vec<(&[u8], &[u8])>> {
+    let mut cursor = Cursor::new(text);
+    let mut out = Vec::new();
+    let Some(mut members) = cursor.object()? else {
+        return Err(ScanError(0));
+    };
+    while let Some(key) = cursor.next_key(&mut members)? {
+        out.push((key, cursor.skip()?));
+    }
+    cursor.end()?;
+    Ok(out)
+}
+
+/// The items of the array `text`, each as its value's text; a whole-document helper.
+fn items(text: &[u8]) -> super::Scan<Vec<&[u8]>> {
+    let mut cursor = Cursor::new(text);
+    let mut out = Vec::new();
+    let Some(mut members) = cursor.array()? else {
+        return Err(ScanError(0));
+    };
+    while cursor.next_item(&mut members)? {
+        out.push(cursor.skip()?);
+    }
+    cursor.end()?;
+    Ok(out)
+}
+
+fn decode(slice: &[u8]) -> Value {
+    serde_json::from_slice(slice).expect("a member's text is one JSON value")
+}
+
+#[test]
+fn fields_and_items_of_nested_documents() {
+    let text = br#" { "a" : [1, {"b": "x\"}]"}, "c"] , "k\u0065y": null, "n": -1.5e3 } "#;
+    let members = fields(text).expect("object");
+    assert_eq!(members.len(), 3);
+    assert_eq!(members[0].0, b"a");
+    assert_eq!(decode(members[0].1), json!([1, {"b": "x\"}]"}, "c"]));
+    assert!(key_is(members[1].0, "key"));
+    assert_eq!(members[1].1, b"null");
+    assert_eq!(members[2].1, b"-1.5e3");
+    assert_eq!(items(members[0].1).expect("array").len(), 3);
+    assert_eq!(fields(b"{}").expect("empty"), Vec::new());
+    assert_eq!(items(b" [ ] ").expect("empty"), Vec::<&[u8]>::new());
+}
+
+#[test]
+fn a_cursor_descends_into_the_values_it_wants_and_skips_the_rest() {
+    let text = br#"{"skip": {"x": [1, "]"]}, "list": [{"n": 1}, null, {"n": 2}], "null": null}"#;
+    let mut cursor = Cursor::new(text);
+    let mut top = cursor.object().expect("object").expect("not null");
+    let mut seen = Vec::new();
+    while let Some(key) = cursor.next_key(&mut top).expect("key") {
+        if key != b"list" {
+            cursor.skip().expect("value");
+            continue;
+        }
+        let mut list = cursor.array().expect("array").expect("not null");
+        while cursor.next_item(&mut list).expect("item") {
+            let start = cursor.position();
+            match cursor.object().expect("object or null") {
+                Some(mut item) => {
+                    while let Some(key) = cursor.next_key(&mut item).expect("key") {
+                        assert_eq!(key, b"n");
+                        cursor.skip().expect("value");
+                    }
+                    seen.push(String::from_utf8_lossy(cursor.since(start)).into_owned());
+                }
+                None => seen.push("null".into()),
+            }
+        }
+    }
+    cursor.end().expect("the document ends");
+    assert_eq!(seen, [r#"{"n": 1}"#, "null", r#"{"n": 2}"#]);
+}
+
+#[test]
+fn malformed_text_is_an_error_never_a_panic() {
+    for text in [
+        &b""[..],
+        b"{",
+        b"[",
+        b"{\"a\"",
+        b"{\"a\":",
+        b"{\"a\":1",
+        b"{\"a\":1,}",
+        b"{\"a\" 1}",
+        b"{a:1}",
+        b"[1 2]",
+        b"[\"\\",
+        b"{\"a\":{\"b\":[}",
+        b"{} x",
+        b"[1,]",
+        b"\"",
+    ] {
+        assert!(
+            fields(text).is_err() && items(text).is_err(),
+            "{:?}",
+            String::from_utf8_lossy(text)
+        );
+    }
+    assert!(items(b"{}").is_err());
+    assert!(fields(b"[]").is_err());
+}
+
+#[test]
+fn any_depth_is_scanned_without_recursion() {
+    let deep = format!("[{}{}]", "[".repeat(100_000), "]".repeat(100_000));
+    assert_eq!(items(deep.as_bytes()).expect("array").len(), 1);
+}
+
+fn value() -> impl Strategy<Value = Value> {
+    let leaf = prop_oneof![
+        Just(Value::Null),
+        any::<bool>().prop_map(Value::from),
+        any::<i64>().prop_map(Value::from),
+        any::<f64>()
+            .prop_filter("finite", |f| f.is_finite())
+            .prop_map(Value::from),
+        "[ -~\\PC\"\\\\\\n\\t\\u{1}]{0,12}".prop_map(Value::from),
+    ];
+    leaf.prop_recursive(4, 48, 6, |inner| {
+        prop_oneof![
+            prop::collection::vec(inner.clone(), 0..6).prop_map(Value::from),
+            prop::collection::btree_map("[a-z\"\\\\{}\\[\\] ,:]{0,6}", inner, 0..6)
+                .prop_map(|m| Value::Object(m.into_iter().collect())),
+        ]
+    })
+}
+
+proptest! {
+    #[test]
+    fn members_are_what_serde_json_reads(v in value(), pretty in any::<bool>()) {
+        let text = if pretty { serde_json::to_vec_pretty(&v) } else { serde_json::to_vec(&v) }
+            .expect("serialize");
+        // What serde_json reads back (its float parsing may round the last digit).
+        let v = decode(&text);
+        match &v {
+            Value::Object(map) => {
+                let members = fields(&text).expect("an object scans");
+                prop_assert_eq!(members.len(), map.len());
+                for ((raw, slice), (key, expected)) in members.iter().zip(map) {
+                    prop_assert!(key_is(raw, key));
+                    prop_assert_eq!(&decode(slice), expected);
+                }
+                prop_assert!(items(&text).is_err());
+            }
+            Value::Array(list) => {
+                let members = items(&text).expect("an array scans");
+                prop_assert_eq!(members.len(), list.len());
+                for (slice, expected) in members.iter().zip(list) {
+                    prop_assert_eq!(&decode(slice), expected);
+                }
+            }
+            _ => prop_assert!(fields(&text).is_err() && items(&text).is_err()),
+        }
+    }
+
+    #[test]
+    fn arbitrary_bytes_never_panic(bytes in prop::collection::vec(any::<u8>(), 0..64)) {
+        let _ = fields(&bytes);
+        let _ = items(&bytes);
+    }
+}
