@@ -9,8 +9,8 @@ CONFORMANCE_DIRS := tests/conformance $(wildcard ../shared/conformance)
 
 .PHONY: setup demo test policy.wasm annotated-policy.wasm build lint conformance bench loadgen clean
 
-# Installs what the build and tests need: the wasm target, Debian's registry (OCI tests) and kubectl
-# (stand-in and kustomize tests) when the machine lacks them.
+# Installs what the build and tests need: the wasm target, Debian's registry (OCI tests), binaryen
+# (wasm-opt for policy.wasm) and kubectl (stand-in and kustomize tests) when the machine lacks them.
 setup:
 	@rustup target list --installed | grep -qx $(WASM_TARGET) || rustup target add $(WASM_TARGET)
 	@command -v docker-registry >/dev/null || /usr/bin/docker-registry --version >/dev/null 2>&1 || \
@@ -18,15 +18,26 @@ setup:
 	    (if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \
 	     $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq docker-registry >/dev/null) \
 	  || echo "warning: docker-registry could not be installed; the OCI push/pull tests will fail"; }
+	@command -v wasm-opt >/dev/null || \
+	  { command -v apt-get >/dev/null && \
+	    (if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \
+	     $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq binaryen >/dev/null) \
+	  || echo "warning: binaryen (wasm-opt) could not be installed; policy.wasm will be larger and slower"; }
 	@command -v kubectl >/dev/null || \
 	  { command -v apt-get >/dev/null && \
 	    (if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \
 	     $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq kubernetes-client >/dev/null) \
 	  || echo "warning: kubectl could not be installed; the kubectl and kustomize tests will fail"; }
 
+# wasm-opt -O2 after rustc's opt-level 2: a third faster than opt-level "s" and still under 1 MB.
+WASM_FEATURES := --enable-bulk-memory --enable-sign-ext --enable-mutable-globals \
+  --enable-nontrapping-float-to-int --enable-reference-types --enable-multivalue
 policy.wasm: setup
 	$(CARGO) build -p sidecarset-policy --target $(WASM_TARGET) --release
-	cp target/$(WASM_TARGET)/release/sidecarset_policy.wasm policy.wasm
+	@if command -v wasm-opt >/dev/null; then \
+	  wasm-opt -O2 $(WASM_FEATURES) --strip-debug --strip-producers \
+	    target/$(WASM_TARGET)/release/sidecarset_policy.wasm -o policy.wasm; \
+	else cp target/$(WASM_TARGET)/release/sidecarset_policy.wasm policy.wasm; fi
 	@ls -l policy.wasm
 
 # Binaries and test targets in one invocation: one feature resolution, so `cargo test` afterwards

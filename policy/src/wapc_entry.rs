@@ -43,18 +43,39 @@ fn validate(payload: &[u8]) -> CallResult {
     respond(evaluate(request, &settings, &mut cluster, &now()))
 }
 
+/// Kubewarden's ValidationResponse, serialised straight from the verdict (no `Value` copy).
+#[derive(serde::Serialize)]
+struct Response<'a> {
+    accepted: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    mutated_object: Option<&'a Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    message: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    code: Option<u16>,
+    warnings: Option<&'a [String]>,
+}
+
 fn respond(verdict: Verdict) -> CallResult {
-    let warnings = (!verdict.warnings.is_empty()).then_some(verdict.warnings);
-    let response = match verdict.outcome {
-        Outcome::Accept => json!({"accepted": true, "warnings": warnings}),
-        Outcome::Mutate(object) => {
-            json!({"accepted": true, "mutated_object": object, "warnings": warnings})
-        }
-        Outcome::Reject { message, code } => {
-            json!({"accepted": false, "message": message, "code": code, "warnings": warnings})
-        }
+    let mut response = Response {
+        accepted: true,
+        mutated_object: None,
+        message: None,
+        code: None,
+        warnings: (!verdict.warnings.is_empty()).then_some(verdict.warnings.as_slice()),
     };
-    Ok(serde_json::to_vec(&response)?)
+    match &verdict.outcome {
+        Outcome::Accept => {}
+        Outcome::Mutate(object) => response.mutated_object = Some(object),
+        Outcome::Reject { message, code } => {
+            response.accepted = false;
+            response.message = Some(message);
+            response.code = Some(*code);
+        }
+    }
+    let mut out = Vec::with_capacity(16 * 1024);
+    serde_json::to_writer(&mut out, &response)?;
+    Ok(out)
 }
 
 fn respond_reject(message: String, code: u16) -> CallResult {

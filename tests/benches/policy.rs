@@ -113,6 +113,15 @@ fn benches(c: &mut Criterion) {
     );
     let settings = Settings::default();
     let engine = sidecarset_tests::policy_engine();
+    // `serve`'s allocator: instances from a pool of pre-reserved slots (still one per evaluation).
+    let pooled = sidecarset_host::PolicyEngine::from_file(
+        &sidecarset_tests::repo_root().join("policy.wasm"),
+        sidecarset_host::EngineConfig {
+            instance_pool: Some(2),
+            ..Default::default()
+        },
+    )
+    .expect("policy.wasm with the pooling allocator");
     for count in [1, 10, 100] {
         let list = sidecarsets(count);
         let mut group = c.benchmark_group(format!("inject/{count}-sidecarsets"));
@@ -144,6 +153,9 @@ fn benches(c: &mut Criterion) {
         );
         group.bench_function("wasm", |b| {
             b.iter(|| black_box(evaluate_admission(engine, &request, &json!({}), &context)))
+        });
+        group.bench_function("wasm-pooled", |b| {
+            b.iter(|| black_box(evaluate_admission(&pooled, &request, &json!({}), &context)))
         });
         group.finish();
     }

@@ -194,8 +194,17 @@ impl PolicyEngine {
         host: &dyn HostCallbacks,
     ) -> Result<ValidationResponse, EngineError> {
         let settings = settings_object(settings)?;
-        let payload = serde_json::to_vec(&json!({ "request": request, "settings": settings }))
-            .map_err(|e| EngineError::InvalidInput(e.to_string()))?;
+        // Borrowed, not `json!`: that would copy the whole request (the pod) once more.
+        #[derive(serde::Serialize)]
+        struct Payload<'a> {
+            request: &'a Value,
+            settings: &'a Value,
+        }
+        let payload = serde_json::to_vec(&Payload {
+            request,
+            settings: &settings,
+        })
+        .map_err(|e| EngineError::InvalidInput(e.to_string()))?;
         let bytes = self.call("validate", &payload, host)?;
         serde_json::from_slice(&bytes).map_err(|e| EngineError::InvalidResponse(e.to_string()))
     }

@@ -5,7 +5,7 @@ use std::time::Instant;
 
 use bytes::Bytes;
 use http::{Method, Request, Response, StatusCode, header};
-use http_body_util::{BodyExt, Full, LengthLimitError, Limited};
+use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming;
 use serde_json::{Value, json};
 
@@ -157,6 +157,11 @@ fn handled_kind(request: &Value) -> Option<&'static str> {
     }
 }
 
+/// How much of an oversized body without a Content-Length is still read (and dropped) before the
+/// 413: a server that closes with unread bytes makes the kernel reset the connection, and the
+/// client may lose the answer. A declared oversized length is refused before its body is read.
+const DRAIN_BYTES: u64 = 4 * 1024 * 1024;
+
 async fn read_body(state: &AppState, request: Request<Incoming>) -> Result<Bytes, HttpResponse> {
     let limit = state.max_body_bytes;
     let declared = request
@@ -167,11 +172,25 @@ async fn read_body(state: &AppState, request: Request<Incoming>) -> Result<Bytes
     if declared.is_some_and(|n| n > limit as u64) {
         return Err(too_large(limit));
     }
-    match Limited::new(request.into_body(), limit).collect().await {
-        Ok(collected) => Ok(collected.to_bytes()),
-        Err(e) if e.downcast_ref::<LengthLimitError>().is_some() => Err(too_large(limit)),
-        Err(e) => Err(bad_request(format!("cannot read the body: {e}"))),
+    let mut body = request.into_body();
+    let mut kept = Vec::with_capacity(declared.map_or(0, |n| n.min(limit as u64) as usize));
+    let mut total = 0u64;
+    while let Some(frame) = body.frame().await {
+        let frame = frame.map_err(|e| bad_request(format!("cannot read the body: {e}")))?;
+        let Ok(data) = frame.into_data() else {
+            continue;
+        };
+        total += data.len() as u64;
+        if total <= limit as u64 {
+            kept.extend_from_slice(&data);
+        } else if total > limit as u64 + DRAIN_BYTES {
+            break;
+        }
     }
+    if total > limit as u64 {
+        return Err(too_large(limit));
+    }
+    Ok(Bytes::from(kept))
 }
 
 fn review_response(api_version: &str, response: AdmissionResponse) -> HttpResponse {
