@@ -4,7 +4,7 @@
 use super::{CachedPod, READY};
 use k8s_openapi::jiff::Timestamp;
 use sidecarset_policy::annotations::{
-    self, INPLACE_UPDATE_STATE, InPlaceUpdateStates, SIDECARSET_HASH,
+    self, INJECTED_LIST, INPLACE_UPDATE_STATE, InPlaceUpdateStates, SIDECARSET_HASH,
     SIDECARSET_HASH_WITHOUT_IMAGE, WORKING_HOT_UPGRADE_CONTAINER,
 };
 use std::collections::BTreeMap;
@@ -29,6 +29,8 @@ pub(crate) struct PodFacts {
     pub phase_rank: u8,
     /// (max regular container restarts, max native-sidecar init container restarts).
     pub restarts: (i32, i32),
+    /// The non-empty names of the injected-list annotation, in order.
+    pub injected: Vec<String>,
     /// The hash annotation as SidecarSet name → hash (`pod_hash_of` of every name; absent = "").
     pub hashes: Vec<(String, String)>,
     /// The same of the without-image hash annotation.
@@ -68,6 +70,13 @@ impl PodFacts {
                 _ => 0,
             },
             restarts: max_restarts(pod),
+            injected: pod
+                .annotation(INJECTED_LIST)
+                .unwrap_or("")
+                .split(',')
+                .filter(|name| !name.is_empty())
+                .map(str::to_string)
+                .collect(),
             hashes: hash_entries(SIDECARSET_HASH, pod.annotation(SIDECARSET_HASH)),
             hashes_without_image: hash_entries(
                 SIDECARSET_HASH_WITHOUT_IMAGE,

@@ -82,6 +82,7 @@ fn keeps_what_is_read_and_drops_the_rest() {
     assert!(facts.ready_since.is_some());
     assert_eq!((facts.phase_rank, facts.restarts), (2, (2, 5)));
     assert_eq!(facts.update_states, UpdateStates::Absent);
+    assert!(facts.injected.is_empty());
 }
 
 #[test]
@@ -128,6 +129,7 @@ fn digest_containers_know_whether_they_run_their_image() {
 fn annotations_are_decoded_as_the_policy_decodes_them() {
     let pod = cached(json!({
         "metadata": {"name": "p", "annotations": {
+            "kruise.io/sidecarset-injected-list": ",a,,b",
             "kruise.io/sidecarset-hash": r#"{"a":{"hash":"h1"},"b":{"hash":"h2"}}"#,
             "kruise.io/sidecarset-hash-without-image": r#"{"a":"legacy"}"#,
             "kruise.io/sidecarset-working-hotupgrade-container": r#"{"envoy":"envoy-2"}"#,
@@ -140,6 +142,7 @@ fn annotations_are_decoded_as_the_policy_decodes_them() {
         ("h1", "h2", "")
     );
     assert_eq!(facts.hash_without_image_of("a"), "legacy");
+    assert_eq!(facts.injected, ["a", "b"]);
     assert_eq!(facts.working, [("envoy".into(), "envoy-2".into())].into());
     let UpdateStates::Parsed(states) = &facts.update_states else {
         panic!("parsed states expected, got {:?}", facts.update_states);

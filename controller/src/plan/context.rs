@@ -4,7 +4,7 @@ use super::pod;
 use super::predicates::{self, Upgradability};
 use super::select::ActiveKey;
 use crate::cached_pod::{CachedPod, UpdateStates};
-use sidecarset_policy::annotations::{self, InPlaceUpdateContainerStatus};
+use sidecarset_policy::annotations::InPlaceUpdateContainerStatus;
 use sidecarset_policy::api::{SidecarSet, values};
 use sidecarset_policy::hash::SidecarSetHashes;
 use sidecarset_policy::hotupgrade::twin_names;
@@ -96,9 +96,8 @@ impl<'a> SidecarSetContext<'a> {
 
     /// The injected-list names this SidecarSet (a membership test; the format is policy's).
     fn is_injected(&self, pod: &CachedPod) -> bool {
-        !self.name.is_empty()
-            && pod::annotation(pod, annotations::INJECTED_LIST)
-                .is_some_and(|list| list.split(',').any(|name| name == self.name))
+        // The list's empty names never match: `self.name` is not empty.
+        !self.name.is_empty() && pod.facts.injected.iter().any(|name| name == self.name)
     }
 
     /// Every container present; hot ones with a working-map entry and both twins.

@@ -26,10 +26,6 @@ pub(crate) fn annotations(pod: &CachedPod) -> &Labels {
     pod.annotations.as_ref().unwrap_or(&EMPTY_MAP)
 }
 
-pub(crate) fn annotation<'p>(pod: &'p CachedPod, key: &str) -> Option<&'p str> {
-    pod.annotation(key)
-}
-
 pub(crate) fn containers(pod: &CachedPod) -> &[CachedContainer] {
     &pod.containers
 }
