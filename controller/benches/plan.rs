@@ -5,9 +5,10 @@
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use k8s_openapi::api::core::v1::{Namespace, Pod};
-use kube::runtime::reflector::{self, Store};
+use kube::runtime::reflector::{self, Lookup, Store};
 use kube::runtime::watcher;
 use serde_json::{Value, json};
+use sidecarset_controller::cached_pod::CachedPod;
 use sidecarset_controller::plan::{Snapshot, plan};
 use sidecarset_controller::selection::{InjectedIndex, selected_pods};
 use sidecarset_policy::api::SidecarSet;
@@ -97,9 +98,11 @@ fn pod(name: &str, index: usize, updated: bool) -> Pod {
     serde_json::from_value(value).expect("valid pod")
 }
 
-/// `count` pods of SidecarSet `name`, 30% of them already updated.
-fn pods(name: &str, count: usize) -> Vec<Pod> {
-    (0..count).map(|i| pod(name, i, i % 10 < 3)).collect()
+/// `count` pods of SidecarSet `name`, 30% of them already updated, as the pod watch caches them.
+fn pods(name: &str, count: usize) -> Vec<CachedPod> {
+    (0..count)
+        .map(|i| CachedPod::from(pod(name, i, i % 10 < 3)))
+        .collect()
 }
 
 fn bench_plan(c: &mut Criterion) {
@@ -129,7 +132,7 @@ fn bench_plan(c: &mut Criterion) {
         });
     }
 
-    let fleet: Vec<(SidecarSet, Vec<Pod>)> = (0..100)
+    let fleet: Vec<(SidecarSet, Vec<CachedPod>)> = (0..100)
         .map(|i| {
             let name = format!("set-{i}");
             (sidecarset(&name, rolling.clone()), pods(&name, 100))
@@ -174,7 +177,7 @@ fn bench_plan(c: &mut Criterion) {
 /// A reflector store filled with `objects`.
 fn cache<K>(objects: impl IntoIterator<Item = K>) -> Store<K>
 where
-    K: kube::Resource<DynamicType = ()> + Clone + 'static,
+    K: Lookup<DynamicType = ()> + Clone + 'static,
 {
     let (store, mut writer) = reflector::store();
     for object in objects {

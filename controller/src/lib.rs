@@ -5,6 +5,7 @@
 
 pub mod apply;
 pub mod backoff;
+pub mod cached_pod;
 pub mod cli;
 pub mod error;
 pub mod events;

@@ -4,7 +4,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use k8s_openapi::api::core::v1::{Namespace, Pod};
+use k8s_openapi::api::core::v1::Namespace;
 use k8s_openapi::jiff::Timestamp;
 use kube::runtime::controller::Action;
 use kube::runtime::events::Recorder;
@@ -14,6 +14,7 @@ use sidecarset_policy::annotations::rfc3339;
 use sidecarset_policy::api::SidecarSet;
 
 use crate::backoff::ErrorBackoff;
+use crate::cached_pod::CachedPod;
 use crate::error::{Error, Result};
 use crate::execute;
 use crate::expectations::Expectations;
@@ -31,8 +32,8 @@ pub struct Context {
     pub client: Client,
     /// Cache of SidecarSets.
     pub sidecarsets: Store<SidecarSet>,
-    /// Cache of pods (all namespaces).
-    pub pods: Store<Pod>,
+    /// Cache of pods (all namespaces), as [`CachedPod`]s.
+    pub pods: Store<CachedPod>,
     /// `pods` by injected SidecarSet; told of every change applied to `pods`.
     pub pod_index: Arc<PodIndex>,
     /// Cache of namespaces, for namespaceSelector.
@@ -66,12 +67,7 @@ pub async fn reconcile(sidecarset: Arc<SidecarSet>, ctx: Arc<Context>) -> Result
     let unmet = ctx.expectations.unmet(&name, |namespace, pod| {
         ctx.pods
             .get(&ObjectRef::new(pod).within(namespace))
-            .map(|p| {
-                (
-                    p.uid().unwrap_or_default(),
-                    p.resource_version().unwrap_or_default(),
-                )
-            })
+            .map(|p| (p.uid().to_string(), p.resource_version().to_string()))
     });
     if unmet > 0 {
         tracing::debug!(sidecarset = %name, unmet, "pod cache behind our writes; waiting");

@@ -10,20 +10,14 @@ use k8s_openapi::api::core::v1::{Namespace, Pod};
 use kube::runtime::reflector::{self, ObjectRef, Store};
 use kube::runtime::{WatchStreamExt, watcher};
 use kube::{Api, Client, ResourceExt};
-use sidecarset_policy::annotations::{
-    INJECTED_LIST, INPLACE_UPDATE_STATE, WORKING_HOT_UPGRADE_CONTAINER, parse_injected_list,
-    parse_working_map,
-};
+use sidecarset_policy::annotations::{INJECTED_LIST, INPLACE_UPDATE_STATE, parse_injected_list};
 use sidecarset_policy::api::{SidecarSet, values};
 use sidecarset_policy::hotupgrade::twin_names;
 
+use crate::cached_pod::CachedPod;
 use crate::expectations::Expectations;
 use crate::metrics::Metrics;
 use crate::selection::PodIndex;
-
-mod slim;
-
-pub use slim::keep_read_fields;
 
 /// Upstream enqueues this late when only a pod's sidecar state consistency changed.
 pub const CONSISTENCY_DELAY: Duration = Duration::from_secs(5);
@@ -33,8 +27,8 @@ pub const CONSISTENCY_DELAY: Duration = Duration::from_secs(5);
 pub struct Caches {
     /// SidecarSets (cluster-scoped).
     pub sidecarsets: Store<SidecarSet>,
-    /// Pods in all namespaces.
-    pub pods: Store<Pod>,
+    /// Pods in all namespaces, as [`CachedPod`]s.
+    pub pods: Store<CachedPod>,
     /// `pods` by injected SidecarSet.
     pub pod_index: Arc<PodIndex>,
     /// Namespaces.
@@ -50,7 +44,7 @@ impl Caches {
 
 /// Waits for a store's initial list. kube's readiness future wakes only its most recent
 /// poller (the controller also waits on it), so re-poll on a short tick instead of trusting one wake.
-async fn ready<K: kube::Resource<DynamicType = ()> + Clone + 'static>(store: &Store<K>) -> bool {
+async fn ready<K: reflector::Lookup<DynamicType = ()> + Clone + 'static>(store: &Store<K>) -> bool {
     loop {
         match tokio::time::timeout(Duration::from_millis(100), store.wait_until_ready()).await {
             Ok(result) => return result.is_ok(),
@@ -141,7 +135,7 @@ pub fn start(
 /// is compared with the cached pod before the cache takes it (the handler needs old and new).
 fn pod_trigger_stream(
     client: &Client,
-    mut writer: reflector::store::Writer<Pod>,
+    mut writer: reflector::store::Writer<CachedPod>,
     index: Arc<PodIndex>,
     sidecarsets: Store<SidecarSet>,
 ) -> BoxStream<'static, ObjectRef<SidecarSet>> {
@@ -149,10 +143,10 @@ fn pod_trigger_stream(
     let (delayed_tx, delayed_rx) = tokio::sync::mpsc::unbounded_channel();
     let immediate = watcher(Api::<Pod>::all(client.clone()), pod_watch_config())
         .default_backoff()
-        // Before the handler and the cache see it: cached pods keep only what is read.
-        .modify(slim::keep_read_fields)
         .map(move |event| match event {
             Ok(event) => {
+                // Before the handler and the cache see it: cached pods keep only what is read.
+                let event = cached_event(event);
                 let triggers = event_triggers(&event, &cache, &sidecarsets);
                 writer.apply_watcher_event(&event);
                 // Before the triggers go out, so their reconciles read a fresh index.
@@ -185,6 +179,17 @@ fn pod_trigger_stream(
     futures::stream::select(immediate, delayed).boxed()
 }
 
+/// The same event with its pods as the cache keeps them.
+fn cached_event(event: watcher::Event<Pod>) -> watcher::Event<CachedPod> {
+    match event {
+        watcher::Event::Apply(pod) => watcher::Event::Apply(pod.into()),
+        watcher::Event::Delete(pod) => watcher::Event::Delete(pod.into()),
+        watcher::Event::InitApply(pod) => watcher::Event::InitApply(pod.into()),
+        watcher::Event::Init => watcher::Event::Init,
+        watcher::Event::InitDone => watcher::Event::InitDone,
+    }
+}
+
 /// Pods per page of the initial list: a page is decoded in full before it is slimmed, so smaller
 /// pages lower the peak (the default is 500).
 const POD_LIST_PAGE: u32 = 100;
@@ -195,8 +200,8 @@ fn pod_watch_config() -> watcher::Config {
 
 /// The triggers of one watcher event; the cache still holds the previous version of the pod.
 fn event_triggers(
-    event: &watcher::Event<Pod>,
-    cache: &Store<Pod>,
+    event: &watcher::Event<CachedPod>,
+    cache: &Store<CachedPod>,
     sidecarsets: &Store<SidecarSet>,
 ) -> Vec<Trigger> {
     let lookup = |name: &str| sidecarsets.get(&ObjectRef::new(name));
@@ -223,16 +228,16 @@ fn event_triggers(
 #[derive(Debug, Clone, Copy)]
 pub enum PodChange<'a> {
     /// The pod appeared.
-    Created(&'a Pod),
+    Created(&'a CachedPod),
     /// The pod changed from `old` to `new`.
     Updated {
         /// As cached before.
-        old: &'a Pod,
+        old: &'a CachedPod,
         /// As just received.
-        new: &'a Pod,
+        new: &'a CachedPod,
     },
     /// The pod is gone.
-    Deleted(&'a Pod),
+    Deleted(&'a CachedPod),
 }
 
 /// One SidecarSet to reconcile, after `delay`.
@@ -263,7 +268,7 @@ pub fn pod_triggers(
             .collect(),
         PodChange::Deleted(_) => Vec::new(),
         PodChange::Updated { old, new } => {
-            if old.metadata.resource_version == new.metadata.resource_version {
+            if old.resource_version == new.resource_version {
                 return Vec::new();
             }
             sidecarsets_of_pod(new, lookup)
@@ -279,10 +284,10 @@ pub fn pod_triggers(
 /// skipped), and consistent with the pod (every sidecar container present; hot ones with a
 /// working-container entry and both twins).
 pub fn sidecarsets_of_pod(
-    pod: &Pod,
+    pod: &CachedPod,
     lookup: impl Fn(&str) -> Option<Arc<SidecarSet>>,
 ) -> Vec<Arc<SidecarSet>> {
-    let names = parse_injected_list(pod.annotations().get(INJECTED_LIST).map(String::as_str));
+    let names = parse_injected_list(pod.annotation(INJECTED_LIST));
     names
         .iter()
         .filter_map(|name| lookup(name))
@@ -290,18 +295,12 @@ pub fn sidecarsets_of_pod(
         .collect()
 }
 
-fn has_container(pod: &Pod, name: &str) -> bool {
-    pod.spec
-        .as_ref()
-        .is_some_and(|s| s.containers.iter().any(|c| c.name == name))
+fn has_container(pod: &CachedPod, name: &str) -> bool {
+    pod.containers.iter().any(|c| c.name == name)
 }
 
-fn is_consistent_with(pod: &Pod, sidecarset: &SidecarSet) -> bool {
-    let working = parse_working_map(
-        pod.annotations()
-            .get(WORKING_HOT_UPGRADE_CONTAINER)
-            .map(String::as_str),
-    );
+fn is_consistent_with(pod: &CachedPod, sidecarset: &SidecarSet) -> bool {
+    let working = &pod.facts.working;
     sidecarset.spec.containers.iter().all(|c| {
         if c.is_hot_upgrade() {
             working.contains_key(&c.name)
@@ -315,7 +314,7 @@ fn is_consistent_with(pod: &Pod, sidecarset: &SidecarSet) -> bool {
 }
 
 /// Upstream's order of the update rules for one SidecarSet.
-fn update_delay(old: &Pod, new: &Pod, sidecarset: &SidecarSet) -> Option<Duration> {
+fn update_delay(old: &CachedPod, new: &CachedPod, sidecarset: &SidecarSet) -> Option<Duration> {
     if is_status_changed(old, new) {
         Some(Duration::ZERO)
     } else if ConsistencyInputs::of(old, sidecarset) != ConsistencyInputs::of(new, sidecarset) {
@@ -328,8 +327,8 @@ fn update_delay(old: &Pod, new: &Pod, sidecarset: &SidecarSet) -> Option<Duratio
 }
 
 /// A deletionTimestamp just set, or (while not being deleted) the Ready condition flipped.
-fn is_status_changed(old: &Pod, new: &Pod) -> bool {
-    let deleting = |p: &Pod| p.metadata.deletion_timestamp.is_some();
+fn is_status_changed(old: &CachedPod, new: &CachedPod) -> bool {
+    let deleting = |p: &CachedPod| p.terminating;
     match (deleting(old), deleting(new)) {
         (false, true) => true,
         (true, _) => false,
@@ -337,11 +336,10 @@ fn is_status_changed(old: &Pod, new: &Pod) -> bool {
     }
 }
 
-fn is_ready(pod: &Pod) -> bool {
-    pod.status
-        .as_ref()
-        .and_then(|s| s.conditions.as_ref())
-        .is_some_and(|cs| cs.iter().any(|c| c.type_ == "Ready" && c.status == "True"))
+fn is_ready(pod: &CachedPod) -> bool {
+    pod.conditions
+        .iter()
+        .any(|c| c.type_ == "Ready" && c.status == "True")
 }
 
 /// (name, spec image, status imageID and image) of one sidecar container.
@@ -359,13 +357,9 @@ struct ConsistencyInputs<'a> {
 }
 
 impl<'a> ConsistencyInputs<'a> {
-    fn of(pod: &'a Pod, sidecarset: &SidecarSet) -> Self {
-        let containers = pod.spec.as_ref().map_or(&[][..], |s| &s.containers[..]);
-        let statuses = pod
-            .status
-            .as_ref()
-            .and_then(|s| s.container_statuses.as_deref())
-            .unwrap_or(&[]);
+    fn of(pod: &'a CachedPod, sidecarset: &SidecarSet) -> Self {
+        let containers = &pod.containers;
+        let statuses = &pod.container_statuses;
         let names = sidecarset.spec.containers.iter().flat_map(|c| {
             if c.is_hot_upgrade() {
                 twin_names(&c.name).to_vec()
@@ -390,10 +384,7 @@ impl<'a> ConsistencyInputs<'a> {
             containers: containers.len(),
             statuses: statuses.len(),
             sidecars,
-            update_state: pod
-                .annotations()
-                .get(INPLACE_UPDATE_STATE)
-                .map(String::as_str),
+            update_state: pod.annotation(INPLACE_UPDATE_STATE),
         }
     }
 }

@@ -1,7 +1,8 @@
 //! §5.11 the pod condition `SidecarSetUpgradable`: one boolean per SidecarSet in its message.
 
 use super::{ConditionUpdate, PlanError, pod};
-use k8s_openapi::api::core::v1::{Pod, PodCondition};
+use crate::cached_pod::CachedPod;
+use k8s_openapi::api::core::v1::PodCondition;
 use serde_json::Value;
 use sidecarset_policy::annotations::{UPGRADABLE_CONDITION, to_json};
 use std::collections::BTreeMap;
@@ -11,7 +12,7 @@ pub const CONDITION_REASON_NOT_UPGRADABLE: &str = "UpdateImmutableField";
 
 /// The condition with this SidecarSet's entry set to `upgradable`, or `None` when nothing changes.
 pub(crate) fn condition_update(
-    pod: &Pod,
+    pod: &CachedPod,
     sidecarset: &str,
     upgradable: bool,
     now: &str,

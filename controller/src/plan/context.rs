@@ -3,14 +3,13 @@
 use super::pod;
 use super::predicates::{self, Upgradability};
 use super::select::ActiveKey;
-use k8s_openapi::api::core::v1::Pod;
-use sidecarset_policy::annotations::{self, InPlaceUpdateContainerStatus, InPlaceUpdateStates};
+use crate::cached_pod::{CachedPod, UpdateStates};
+use sidecarset_policy::annotations::InPlaceUpdateContainerStatus;
 use sidecarset_policy::api::{SidecarSet, values};
 use sidecarset_policy::hash::SidecarSetHashes;
 use sidecarset_policy::hotupgrade::twin_names;
 use sidecarset_policy::revision::current_hashes;
 use sidecarset_policy::selector;
-use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
 
 /// One HotUpgrade container of the SidecarSet.
@@ -87,24 +86,23 @@ impl<'a> SidecarSetContext<'a> {
 
     /// §5.3: the view of `pod` when it is active, injected by this SidecarSet and consistent
     /// with it; `None` otherwise.
-    pub fn matched_view<'p>(&'p self, pod: &'p Pod) -> Option<PodView<'p>> {
+    pub fn matched_view<'p>(&'p self, pod: &'p CachedPod) -> Option<PodView<'p>> {
         if !pod::is_active(pod) || !self.is_injected(pod) {
             return None;
         }
-        let working = working_map(self, pod);
-        self.is_consistent_with_sidecarset(pod, &working)
-            .then(|| PodView::with_working_map(self, pod, working))
+        self.is_consistent_with_sidecarset(pod)
+            .then(|| PodView::new(self, pod))
     }
 
     /// The injected-list names this SidecarSet (a membership test; the format is policy's).
-    fn is_injected(&self, pod: &Pod) -> bool {
-        !self.name.is_empty()
-            && pod::annotation(pod, annotations::INJECTED_LIST)
-                .is_some_and(|list| list.split(',').any(|name| name == self.name))
+    fn is_injected(&self, pod: &CachedPod) -> bool {
+        // The list's empty names never match: `self.name` is not empty.
+        !self.name.is_empty() && pod.facts.injected.iter().any(|name| name == self.name)
     }
 
     /// Every container present; hot ones with a working-map entry and both twins.
-    fn is_consistent_with_sidecarset(&self, pod: &Pod, working: &WorkingMap) -> bool {
+    fn is_consistent_with_sidecarset(&self, pod: &CachedPod) -> bool {
+        let working = &pod.facts.working;
         let mut hot = self.hot.iter();
         self.sidecarset.spec.containers.iter().all(|c| {
             if c.is_hot_upgrade() {
@@ -123,28 +121,8 @@ impl<'a> SidecarSetContext<'a> {
     }
 }
 
-/// The working-container map of a pod, borrowed from its annotation when it has no escapes.
-pub(crate) type WorkingMap<'p> = BTreeMap<Cow<'p, str>, Cow<'p, str>>;
-
-/// `annotations::parse_working_map`, borrowed when it can be (the same map: a borrowed decode
-/// fails only on escaped strings, then the policy's owned decode runs). Only hot sidecars read
-/// the working map, so other SidecarSets skip decoding it.
-fn working_map<'p>(context: &SidecarSetContext, pod: &'p Pod) -> WorkingMap<'p> {
-    if context.hot.is_empty() {
-        return WorkingMap::new();
-    }
-    let value = pod::annotation(pod, annotations::WORKING_HOT_UPGRADE_CONTAINER);
-    if let Some(Ok(borrowed)) = value.map(serde_json::from_str::<BTreeMap<&str, &str>>) {
-        return borrowed
-            .into_iter()
-            .map(|(k, v)| (Cow::Borrowed(k), Cow::Borrowed(v)))
-            .collect();
-    }
-    annotations::parse_working_map(value)
-        .into_iter()
-        .map(|(k, v)| (Cow::Owned(k), Cow::Owned(v)))
-        .collect()
-}
+/// The working-container map of a pod (decoded when the pod was cached).
+pub(crate) type WorkingMap = BTreeMap<String, String>;
 
 /// `HotUpgradeState` of one hot sidecar in one pod, borrowing the SidecarSet's twin names.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -156,8 +134,7 @@ pub(crate) struct TwinState<'a> {
 /// `HotUpgradeState::of`, from the twin names computed once per SidecarSet.
 fn hot_state<'a>(hot: &'a HotSidecar, working: &WorkingMap) -> TwinState<'a> {
     let [first, second] = &hot.twins;
-    let (working, idle) = if working.get(hot.name).map(|twin| twin.as_ref()) == Some(first.as_str())
-    {
+    let (working, idle) = if working.get(hot.name) == Some(first) {
         (first, second)
     } else {
         (second, first)
@@ -166,20 +143,23 @@ fn hot_state<'a>(hot: &'a HotSidecar, working: &WorkingMap) -> TwinState<'a> {
 }
 
 /// This SidecarSet's `lastContainerStatuses` as recorded before its last in-place update.
-pub(crate) enum RecordedStatuses {
+pub(crate) enum RecordedStatuses<'p> {
     /// No inplace-update-state annotation: the pod was only ever injected.
     NoAnnotation,
     Unparsable,
-    Recorded(BTreeMap<String, InPlaceUpdateContainerStatus>),
+    Recorded(&'p BTreeMap<String, InPlaceUpdateContainerStatus>),
 }
+
+/// What a state without an entry for the SidecarSet records.
+static NO_STATUSES: BTreeMap<String, InPlaceUpdateContainerStatus> = BTreeMap::new();
 
 /// A matched pod with its annotations parsed once and every fact the later phases read computed
 /// in the first pass, while the pod is in cache: the phases after it read only these records
 /// (and the pods they write).
 pub(crate) struct PodView<'p> {
-    pub pod: &'p Pod,
-    pub working: WorkingMap<'p>,
-    pub recorded: RecordedStatuses,
+    pub pod: &'p CachedPod,
+    pub working: &'p WorkingMap,
+    pub recorded: RecordedStatuses<'p>,
     /// Working/idle twin of each hot sidecar, in `SidecarSetContext::hot` order.
     pub hot_states: Vec<TwinState<'p>>,
     pub updated: bool,
@@ -201,33 +181,22 @@ pub(crate) struct Waiting<'p> {
 }
 
 impl<'p> PodView<'p> {
-    /// A view without the matching checks (tests build views of arbitrary pods).
-    #[cfg(test)]
-    pub fn new(context: &'p SidecarSetContext, pod: &'p Pod) -> Self {
-        Self::with_working_map(context, pod, working_map(context, pod))
-    }
-
-    fn with_working_map(
-        context: &'p SidecarSetContext,
-        pod: &'p Pod,
-        working: WorkingMap<'p>,
-    ) -> Self {
-        let recorded = match pod::annotation(pod, annotations::INPLACE_UPDATE_STATE) {
-            None => RecordedStatuses::NoAnnotation,
-            Some(value) => match serde_json::from_str::<InPlaceUpdateStates>(value) {
-                Ok(mut states) => RecordedStatuses::Recorded(
-                    states
-                        .remove(context.name)
-                        .map(|state| state.last_container_statuses)
-                        .unwrap_or_default(),
-                ),
-                Err(_) => RecordedStatuses::Unparsable,
-            },
+    /// The view of `pod`, without the matching checks (tests build views of arbitrary pods).
+    pub fn new(context: &'p SidecarSetContext, pod: &'p CachedPod) -> Self {
+        let working = &pod.facts.working;
+        let recorded = match &pod.facts.update_states {
+            UpdateStates::Absent => RecordedStatuses::NoAnnotation,
+            UpdateStates::Unparsable => RecordedStatuses::Unparsable,
+            UpdateStates::Parsed(states) => RecordedStatuses::Recorded(
+                states
+                    .get(context.name)
+                    .map_or(&NO_STATUSES, |state| &state.last_container_statuses),
+            ),
         };
         let hot_states = context
             .hot
             .iter()
-            .map(|hot| hot_state(hot, &working))
+            .map(|hot| hot_state(hot, working))
             .collect();
         let mut view = PodView {
             pod,
@@ -240,7 +209,7 @@ impl<'p> PodView<'p> {
             in_hot_upgrading: false,
             waiting: None,
         };
-        view.updated = predicates::is_updated(context, pod);
+        view.updated = pod.facts.hash_of(context.name) == context.hashes.hash;
         view.consistent = predicates::is_state_consistent(&view, &context.sidecar_names);
         view.sidecar_ready = predicates::is_sidecar_ready(context, &view);
         view.in_hot_upgrading = context

@@ -1,9 +1,9 @@
 //! A planned pod change, turned into one guarded RFC 6902 patch.
 
 use super::{PlanError, PodUpdate, UpdateKind, pod};
+use crate::cached_pod::CachedPod;
 use json_patch::jsonptr::PointerBuf;
 use json_patch::{AddOperation, Patch, PatchOperation, ReplaceOperation, TestOperation};
-use k8s_openapi::api::core::v1::Pod;
 use serde_json::Value;
 use sidecarset_policy::annotations::{
     INPLACE_UPDATE_STATE, InPlaceUpdateContainerStatus, InPlaceUpdateState, InPlaceUpdateStates,
@@ -20,7 +20,10 @@ pub(crate) struct PodEdit {
 
 /// The pod's values of the `keys` an edit reads (those it has): the edit starts from these
 /// instead of a copy of every annotation.
-pub(crate) fn read_annotations<'k>(pod: &Pod, keys: impl IntoIterator<Item = &'k str>) -> Labels {
+pub(crate) fn read_annotations<'k>(
+    pod: &CachedPod,
+    keys: impl IntoIterator<Item = &'k str>,
+) -> Labels {
     let existing = pod::annotations(pod);
     keys.into_iter()
         .filter_map(|key| existing.get_key_value(key))
@@ -34,9 +37,8 @@ impl PodEdit {
     }
 
     /// `test` the resourceVersion, then replace images, then add/replace changed annotations.
-    pub fn into_update(self, pod: &Pod, kind: UpdateKind) -> Result<PodUpdate, PlanError> {
+    pub fn into_update(self, pod: &CachedPod, kind: UpdateKind) -> Result<PodUpdate, PlanError> {
         let resource_version = pod
-            .metadata
             .resource_version
             .as_deref()
             .ok_or(PlanError::MissingResourceVersion)?;
@@ -58,7 +60,7 @@ impl PodEdit {
                 None => PatchOperation::Add(AddOperation { path, value }),
             });
         }
-        match &pod.metadata.annotations {
+        match &pod.annotations {
             None => operations.push(PatchOperation::Add(AddOperation {
                 path: PointerBuf::from_tokens(["metadata", "annotations"]),
                 value: serde_json::to_value(&self.annotations).unwrap_or_default(),
@@ -93,7 +95,7 @@ impl PodEdit {
 /// Bad JSON starts a new map; an existing entry keeps its revision and timestamp.
 pub(crate) fn record_update_state(
     annotations: &mut Labels,
-    pod: &Pod,
+    pod: &CachedPod,
     sidecarset: &str,
     revision: &str,
     changed: &[String],

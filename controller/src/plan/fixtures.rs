@@ -2,6 +2,7 @@
 //! API server and kubelet: apply a plan's patches and conditions, restart containers.
 
 use super::{Plan, Snapshot, plan};
+use crate::cached_pod::CachedPod;
 use k8s_openapi::api::core::v1::Pod;
 use serde_json::{Value, json};
 use sidecarset_policy::annotations::{
@@ -88,11 +89,12 @@ pub fn status(name: &str, image: &str, ready: bool) -> Value {
            "restartCount": 0})
 }
 
-pub fn typed_pod(pod: &Value) -> Pod {
-    serde_json::from_value(pod.clone()).unwrap_or_default()
+/// The pod as the controller caches it.
+pub fn typed_pod(pod: &Value) -> CachedPod {
+    CachedPod::from(serde_json::from_value::<Pod>(pod.clone()).unwrap_or_default())
 }
 
-pub fn typed_pods(pods: &[Value]) -> Vec<Pod> {
+pub fn typed_pods(pods: &[Value]) -> Vec<CachedPod> {
     pods.iter().map(typed_pod).collect()
 }
 

@@ -6,7 +6,6 @@ mod budget;
 mod condition;
 mod context;
 mod edit;
-mod hash;
 mod hotupgrade;
 mod pod;
 mod predicates;
@@ -21,7 +20,7 @@ mod properties;
 #[cfg(test)]
 mod tests;
 
-use k8s_openapi::api::core::v1::Pod;
+use crate::cached_pod::CachedPod;
 use sidecarset_policy::api::{SidecarSet, SidecarSetStatus, values};
 use sidecarset_policy::inject::PatchMetadataError;
 use std::borrow::Borrow;
@@ -32,10 +31,10 @@ pub use condition::{CONDITION_REASON_ALL_UPGRADABLE, CONDITION_REASON_NOT_UPGRAD
 use context::{PodView, SidecarSetContext};
 
 /// Everything one planning round reads.
-pub struct Snapshot<'a, P = Pod> {
+pub struct Snapshot<'a, P = CachedPod> {
     pub sidecarset: &'a SidecarSet,
     /// Pods selected by spec.selector in the namespaces the namespaceSelector allows (from caches;
-    /// `Pod`s or the cache's `Arc<Pod>`s, so the shell need not copy them).
+    /// `CachedPod`s or the cache's `Arc<CachedPod>`s, so the shell need not copy them).
     pub pods: &'a [P],
     /// RFC 3339 UTC seconds, written into annotations and conditions.
     pub now: &'a str,
@@ -111,7 +110,7 @@ pub enum PlanError {
 }
 
 /// §5.2 steps 3, 5 and 7–11 for one SidecarSet.
-pub fn plan<P: Borrow<Pod>>(snapshot: &Snapshot<'_, P>) -> Plan {
+pub fn plan<P: Borrow<CachedPod>>(snapshot: &Snapshot<'_, P>) -> Plan {
     let context = SidecarSetContext::new(snapshot.sidecarset);
     let matched: Vec<PodView> = snapshot
         .pods
@@ -146,7 +145,7 @@ pub fn plan<P: Borrow<Pod>>(snapshot: &Snapshot<'_, P>) -> Plan {
 }
 
 impl Plan {
-    fn skip(&mut self, pod: &Pod, error: PlanError) {
+    fn skip(&mut self, pod: &CachedPod, error: PlanError) {
         self.skipped.push(SkippedPod {
             namespace: pod::namespace(pod).to_string(),
             name: pod::name(pod).to_string(),

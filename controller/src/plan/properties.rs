@@ -165,7 +165,7 @@ fn facts(context: &SidecarSetContext, pods: &[Value]) -> Vec<(String, bool, bool
         .map(|pod| {
             let view = PodView::new(context, pod);
             (
-                pod.metadata.name.clone().unwrap_or_default(),
+                pod.name().to_string(),
                 view.updated,
                 view.is_ready(),
                 view.sidecar_ready,
@@ -203,7 +203,7 @@ proptest! {
         let waiting: BTreeSet<&str> = selection
             .wait
             .iter()
-            .map(|&i| typed[i].metadata.name.as_deref().unwrap_or_default())
+            .map(|&i| typed[i].name())
             .collect();
         prop_assert!(names.is_subset(&waiting), "{names:?} not within {waiting:?}");
 

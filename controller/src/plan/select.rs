@@ -3,7 +3,7 @@
 use super::context::PodView;
 use super::pod;
 use super::predicates::Upgradability;
-use k8s_openapi::api::core::v1::Pod;
+use crate::cached_pod::CachedPod;
 use k8s_openapi::jiff::Timestamp;
 use sidecarset_policy::api::{ScatterTerm, SidecarSetUpdateStrategy, UpdatePriorityStrategy};
 use sidecarset_policy::selector;
@@ -68,54 +68,19 @@ pub(crate) struct ActiveKey<'p> {
 }
 
 impl<'p> ActiveKey<'p> {
-    pub fn of(pod: &'p Pod) -> Self {
-        let ready = pod::is_ready(pod);
-        let ready_since = pod::condition(pod, pod::CONDITION_READY)
-            .filter(|_| ready)
-            .and_then(|c| c.last_transition_time.as_ref())
-            .map(|time| time.0);
+    pub fn of(pod: &'p CachedPod) -> Self {
+        let facts = &pod.facts;
         ActiveKey {
-            unassigned: pod
-                .spec
-                .as_ref()
-                .and_then(|s| s.node_name.as_deref())
-                .is_none_or(str::is_empty),
-            phase_rank: match pod::phase(pod) {
-                "Unknown" => 1,
-                "Running" => 2,
-                _ => 0,
-            },
-            ready,
-            ready_since,
-            restarts: max_restarts(pod),
-            created: pod.metadata.creation_timestamp.as_ref().map(|time| time.0),
+            unassigned: facts.unassigned,
+            phase_rank: facts.phase_rank,
+            ready: facts.ready,
+            ready_since: facts.ready_since,
+            restarts: facts.restarts,
+            created: pod.creation_timestamp,
             namespace: pod::namespace(pod),
             name: pod::name(pod),
         }
     }
-}
-
-/// (max regular container restarts, max native-sidecar init container restarts).
-fn max_restarts(pod: &Pod) -> (i32, i32) {
-    let regular = pod::container_statuses(pod)
-        .iter()
-        .map(|s| s.restart_count)
-        .max()
-        .unwrap_or(0)
-        .max(0);
-    let native: Vec<&str> = pod::init_containers(pod)
-        .iter()
-        .filter(|c| c.restart_policy.as_deref() == Some("Always"))
-        .map(|c| c.name.as_str())
-        .collect();
-    let sidecar = pod::init_container_statuses(pod)
-        .iter()
-        .filter(|s| native.contains(&s.name.as_str()))
-        .map(|s| s.restart_count)
-        .max()
-        .unwrap_or(0)
-        .max(0);
-    (regular, sidecar)
 }
 
 /// afterOrZero: a zero time first, then the later time first.

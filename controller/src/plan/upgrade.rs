@@ -5,13 +5,13 @@ use super::context::{PodView, SidecarSetContext};
 use super::edit::{PodEdit, read_annotations, record_update_state};
 use super::hotupgrade::choose_twin;
 use super::{Plan, PlanError, UpdateKind, budget, pod, select};
+use crate::cached_pod::CachedPod;
 use sidecarset_policy::annotations::{
     self, HashAnnotation, INPLACE_UPDATE_STATE, SIDECARSET_HASH, SIDECARSET_HASH_WITHOUT_IMAGE,
     UpgradeSpec, WORKING_HOT_UPGRADE_CONTAINER, version_alt_key, version_key,
 };
 use sidecarset_policy::inject::patch_pod_metadata;
 use sidecarset_policy::selector::Labels;
-use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 /// §5.2 step 11: filter, sort, partition, budget; then conditions and one patch per chosen pod.
@@ -66,13 +66,7 @@ pub(crate) fn plan_rollout(
     }
 }
 
-fn push_condition(
-    plan: &mut Plan,
-    pod: &k8s_openapi::api::core::v1::Pod,
-    sidecarset: &str,
-    upgradable: bool,
-    now: &str,
-) {
+fn push_condition(plan: &mut Plan, pod: &CachedPod, sidecarset: &str, upgradable: bool, now: &str) {
     match condition_update(pod, sidecarset, upgradable, now) {
         Ok(Some(update)) => plan.conditions.push(update),
         Ok(None) => {}
@@ -128,10 +122,7 @@ pub(crate) fn upgrade_edit(
         }
         images.push((target.to_string(), image.to_string()));
         if container.is_hot_upgrade() {
-            working.insert(
-                Cow::Owned(container.name.clone()),
-                Cow::Owned(target.to_string()),
-            );
+            working.insert(container.name.clone(), target.to_string());
             let other_version = annotations
                 .get(&version_key(other))
                 .cloned()

@@ -5,25 +5,24 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
-use k8s_openapi::api::core::v1::Pod;
-use kube::ResourceExt;
 use kube::runtime::reflector::{ObjectRef, Store};
 use sidecarset_policy::annotations::{INJECTED_LIST, parse_injected_list};
+
+use crate::cached_pod::CachedPod;
 
 /// One snapshot of the pod cache, indexed: keys, not pods, so it keeps no pod version alive.
 #[derive(Debug, Default)]
 pub struct InjectedIndex {
     /// Per SidecarSet name, its pods sorted by namespace/name.
-    by_sidecarset: HashMap<String, Vec<ObjectRef<Pod>>>,
+    by_sidecarset: HashMap<String, Vec<ObjectRef<CachedPod>>>,
 }
 
 impl InjectedIndex {
     /// Indexes every pod of `pods` under each name of its injected-list.
-    pub fn build(pods: &Store<Pod>) -> Self {
-        let mut by_sidecarset: HashMap<String, Vec<ObjectRef<Pod>>> = HashMap::new();
+    pub fn build(pods: &Store<CachedPod>) -> Self {
+        let mut by_sidecarset: HashMap<String, Vec<ObjectRef<CachedPod>>> = HashMap::new();
         for pod in pods.state() {
-            let names =
-                parse_injected_list(pod.annotations().get(INJECTED_LIST).map(String::as_str));
+            let names = parse_injected_list(pod.annotation(INJECTED_LIST));
             if names.is_empty() {
                 continue;
             }
@@ -42,7 +41,7 @@ impl InjectedIndex {
     }
 
     /// The pods whose injected-list names `sidecarset`, by namespace/name.
-    pub fn pods_of(&self, sidecarset: &str) -> &[ObjectRef<Pod>] {
+    pub fn pods_of(&self, sidecarset: &str) -> &[ObjectRef<CachedPod>] {
         self.by_sidecarset
             .get(sidecarset)
             .map_or(&[], Vec::as_slice)
@@ -65,7 +64,7 @@ impl PodIndex {
     }
 
     /// The index of `pods` as of now.
-    pub fn current(&self, pods: &Store<Pod>) -> Arc<InjectedIndex> {
+    pub fn current(&self, pods: &Store<CachedPod>) -> Arc<InjectedIndex> {
         // Held while building, so concurrent reconciles wait for one build instead of each doing one.
         let mut built = self.built.lock().unwrap_or_else(|p| p.into_inner());
         let changes = self.changes.load(Ordering::SeqCst);

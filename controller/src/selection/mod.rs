@@ -7,13 +7,14 @@ pub use index::{InjectedIndex, PodIndex};
 use std::cell::RefCell;
 use std::sync::Arc;
 
-use k8s_openapi::api::core::v1::{Namespace, Pod};
+use k8s_openapi::api::core::v1::Namespace;
 use kube::ResourceExt;
 use kube::runtime::reflector::{ObjectRef, Store};
 use sidecarset_policy::api::{LabelSelector, SidecarSet};
 use sidecarset_policy::inject::{Selectable, pod_matches};
 use sidecarset_policy::selector::{self, Labels};
 
+use crate::cached_pod::CachedPod;
 use crate::error::Result;
 
 /// Pods selected by `spec.selector` in namespaces allowed by `namespaceSelector`, by
@@ -23,10 +24,10 @@ use crate::error::Result;
 /// read, as before the index. Returns the cache's own `Arc`s.
 pub fn selected_pods(
     sidecarset: &SidecarSet,
-    pods: &Store<Pod>,
+    pods: &Store<CachedPod>,
     index: &InjectedIndex,
     namespaces: &Store<Namespace>,
-) -> Result<Vec<Arc<Pod>>> {
+) -> Result<Vec<Arc<CachedPod>>> {
     if !selectors_valid(sidecarset) {
         return all_selected_pods(sidecarset, pods, namespaces);
     }
@@ -37,7 +38,7 @@ pub fn selected_pods(
         let Some(pod) = pods.get(key) else {
             continue;
         };
-        let namespace = pod.metadata.namespace.as_deref().unwrap_or_default();
+        let namespace = pod.namespace();
         if pod_matches(sidecarset, namespace, pod.labels(), &mut lookup).map_err(Box::new)? {
             selected.push(pod);
         }
@@ -64,9 +65,9 @@ fn namespace_lookup(namespaces: &Store<Namespace>) -> impl FnMut(&str) -> Option
 /// first selection error (as a full scan meets it) fails the whole selection.
 pub fn all_selected_pods(
     sidecarset: &SidecarSet,
-    pods: &Store<Pod>,
+    pods: &Store<CachedPod>,
     namespaces: &Store<Namespace>,
-) -> Result<Vec<Arc<Pod>>> {
+) -> Result<Vec<Arc<CachedPod>>> {
     let lookup = RefCell::new(namespace_lookup(namespaces));
     // The store's filter takes a plain predicate: keep the first error and select nothing after it.
     let failure = RefCell::new(None);
@@ -74,7 +75,7 @@ pub fn all_selected_pods(
         if failure.borrow().is_some() {
             return false;
         }
-        let namespace = pod.metadata.namespace.as_deref().unwrap_or_default();
+        let namespace = pod.namespace();
         match pod_matches(
             sidecarset,
             namespace,
@@ -92,8 +93,8 @@ pub fn all_selected_pods(
         return Err(Box::new(error).into());
     }
     selected.sort_by(|a, b| {
-        (a.metadata.namespace.as_deref(), a.metadata.name.as_deref())
-            .cmp(&(b.metadata.namespace.as_deref(), b.metadata.name.as_deref()))
+        (a.namespace.as_deref(), a.name.as_deref())
+            .cmp(&(b.namespace.as_deref(), b.name.as_deref()))
     });
     Ok(selected)
 }

@@ -24,8 +24,9 @@ fn sidecarset(name: &str, selector: Value, namespace_selector: Option<Value>) ->
     SidecarSet::deserialize_value(&value).expect("valid SidecarSet")
 }
 
-fn pod(index: usize, namespace: &str, app: &str, injected: &str) -> Pod {
-    serde_json::from_value(json!({
+/// A pod as the watch caches it.
+fn pod(index: usize, namespace: &str, app: &str, injected: &str) -> CachedPod {
+    let pod: k8s_openapi::api::core::v1::Pod = serde_json::from_value(json!({
         "metadata": {
             "name": format!("pod-{index}"), "namespace": namespace, "uid": format!("u{index}"),
             "resourceVersion": "3", "labels": {"app": app},
@@ -41,12 +42,13 @@ fn pod(index: usize, namespace: &str, app: &str, injected: &str) -> Pod {
                        {"name": "app", "image": "app:1", "imageID": "i1", "ready": true, "restartCount": 0},
                        {"name": "sidecar", "image": "sidecar:v1", "imageID": "i2", "ready": true, "restartCount": 0}]},
     }))
-    .expect("valid pod")
+    .expect("valid pod");
+    CachedPod::from(pod)
 }
 
 fn store<K>(objects: Vec<K>) -> (Store<K>, Writer<K>)
 where
-    K: kube::Resource<DynamicType = ()> + Clone + 'static,
+    K: kube::runtime::reflector::Lookup<DynamicType = ()> + Clone + 'static,
 {
     let (store, mut writer) = reflector::store();
     for object in objects {
@@ -89,7 +91,7 @@ proptest! {
         shape in pods(),
     ) {
         let sidecarset = sidecarset(name, selector, namespace_selector);
-        let pods: Vec<Pod> = shape
+        let pods: Vec<CachedPod> = shape
             .iter()
             .enumerate()
             .map(|(i, &(ns, app, injected))| {
@@ -109,7 +111,7 @@ proptest! {
         let narrowed = selected_pods(&sidecarset, &pods, &index, &namespaces);
         match (full, narrowed) {
             (Ok(full), Ok(narrowed)) => {
-                let planned = |pods: &[Arc<Pod>]| plan(&Snapshot { sidecarset: &sidecarset, pods, now: NOW });
+                let planned = |pods: &[Arc<CachedPod>]| plan(&Snapshot { sidecarset: &sidecarset, pods, now: NOW });
                 prop_assert_eq!(planned(&full), planned(&narrowed));
             }
             (Err(full), Err(narrowed)) => prop_assert_eq!(full.to_string(), narrowed.to_string()),

@@ -3,6 +3,7 @@
 
 use super::*;
 use serde_json::{Value, json};
+use sidecarset_policy::annotations::WORKING_HOT_UPGRADE_CONTAINER;
 use std::collections::BTreeMap;
 
 fn sidecarset(name: &str, strategy: Value) -> Arc<SidecarSet> {
@@ -62,7 +63,13 @@ fn existing(sets: Vec<Arc<SidecarSet>>) -> impl Fn(&str) -> Option<Arc<SidecarSe
     move |name| by_name.get(name).cloned()
 }
 
+/// The pod as the watch caches it.
+fn cached(pod: &Pod) -> CachedPod {
+    CachedPod::from(pod.clone())
+}
+
 fn update(old: &Pod, new: &Pod, sets: Vec<Arc<SidecarSet>>) -> Vec<Trigger> {
+    let (old, new) = (&cached(old), &cached(new));
     pod_triggers(PodChange::Updated { old, new }, existing(sets))
 }
 
@@ -78,7 +85,7 @@ fn upstream_pod_event_handler() {
     let set = || vec![sidecarset("test-sidecarset", json!({}))];
     let pod = pod("test-sidecarset");
     assert_eq!(
-        pod_triggers(PodChange::Created(&pod), existing(set())),
+        pod_triggers(PodChange::Created(&cached(&pod)), existing(set())),
         vec![at_once("test-sidecarset")],
         "create"
     );
@@ -95,7 +102,7 @@ fn upstream_pod_event_handler() {
     });
     assert_eq!(update(&pod, &app_image, set()), vec![], "app image only");
     assert_eq!(
-        pod_triggers(PodChange::Deleted(&pod), existing(set())),
+        pod_triggers(PodChange::Deleted(&cached(&pod)), existing(set())),
         vec![],
         "delete"
     );
@@ -113,7 +120,7 @@ fn upstream_get_pod_matched_sidecarsets() {
         .to_vec()
     };
     let names = |injected: &str| -> Vec<String> {
-        sidecarsets_of_pod(&pod(injected), existing(sets()))
+        sidecarsets_of_pod(&cached(&pod(injected)), existing(sets()))
             .iter()
             .map(|s| s.name_any())
             .collect()
@@ -125,7 +132,7 @@ fn upstream_get_pod_matched_sidecarsets() {
     );
     assert!(names("test-sidecarset-4").is_empty(), "absent SidecarSet");
     assert!(
-        sidecarsets_of_pod(&pod(""), existing(sets())).is_empty(),
+        sidecarsets_of_pod(&cached(&pod("")), existing(sets())).is_empty(),
         "no injected-list"
     );
 }
@@ -137,7 +144,7 @@ fn pods_missing_a_sidecar_container_concern_no_sidecarset() {
         value["spec"]["containers"][0]["name"] = json!("log-agent");
         Arc::new(serde_json::from_value::<SidecarSet>(value).expect("sidecarset"))
     };
-    assert!(sidecarsets_of_pod(&pod("other"), existing(vec![other])).is_empty());
+    assert!(sidecarsets_of_pod(&cached(&pod("other")), existing(vec![other])).is_empty());
 }
 
 #[test]
@@ -155,12 +162,15 @@ fn hot_upgrade_sidecarsets_need_the_working_entry_and_both_twins() {
             { "name": "test-sidecar-2", "image": "empty:1" }
         ]);
     });
-    assert!(sidecarsets_of_pod(&twins, existing(vec![hot.clone()])).is_empty());
+    assert!(sidecarsets_of_pod(&cached(&twins), existing(vec![hot.clone()])).is_empty());
     let working = changed(&twins, |p| {
         p["metadata"]["annotations"][WORKING_HOT_UPGRADE_CONTAINER] =
             json!(r#"{"test-sidecar":"test-sidecar-1"}"#)
     });
-    assert_eq!(sidecarsets_of_pod(&working, existing(vec![hot])).len(), 1);
+    assert_eq!(
+        sidecarsets_of_pod(&cached(&working), existing(vec![hot])).len(),
+        1
+    );
 }
 
 #[test]
@@ -239,7 +249,7 @@ fn not_update_sidecarsets_hear_only_of_creations() {
     });
     assert_eq!(update(&pod, &not_ready, set()), vec![]);
     assert_eq!(
-        pod_triggers(PodChange::Created(&pod), existing(set())),
+        pod_triggers(PodChange::Created(&cached(&pod)), existing(set())),
         vec![at_once("ss")]
     );
 }

@@ -19,13 +19,13 @@ use kube::runtime::reflector::{self, ObjectRef, store::Writer};
 use kube::runtime::watcher;
 use serde_json::{Value, json};
 use sidecarset_controller::backoff::ErrorBackoff;
+use sidecarset_controller::cached_pod::CachedPod;
 use sidecarset_controller::error::Error;
 use sidecarset_controller::expectations::Expectations;
 use sidecarset_controller::leader::Leadership;
 use sidecarset_controller::metrics::Metrics;
 use sidecarset_controller::reconciler::{self, Context};
 use sidecarset_controller::selection::PodIndex;
-use sidecarset_controller::watches;
 use sidecarset_policy::api::SidecarSet;
 
 pub const TIMEOUT: Duration = Duration::from_secs(30);
@@ -36,7 +36,7 @@ pub struct Harness {
     pub client: kube::Client,
     pub ctx: Arc<Context>,
     sidecarsets: Writer<SidecarSet>,
-    pods: Writer<Pod>,
+    pods: Writer<CachedPod>,
     namespaces: Writer<Namespace>,
 }
 
@@ -179,16 +179,16 @@ impl Harness {
 
     /// Makes the caches show exactly what the API server stores now.
     pub async fn refresh_caches(&mut self) {
-        fill(&mut self.sidecarsets, Api::all(self.client.clone()), |_| {}).await;
-        // Slimmed as the controller's pod watch does.
+        fill(&mut self.sidecarsets, Api::all(self.client.clone()), |s| s).await;
+        // Cached as the controller's pod watch does.
         fill(
             &mut self.pods,
-            Api::all(self.client.clone()),
-            watches::keep_read_fields,
+            Api::<Pod>::all(self.client.clone()),
+            CachedPod::from,
         )
         .await;
         self.ctx.pod_index.changed();
-        fill(&mut self.namespaces, Api::all(self.client.clone()), |_| {}).await;
+        fill(&mut self.namespaces, Api::all(self.client.clone()), |n| n).await;
     }
 
     /// One reconcile of `name` as the controller runs it, on the caches as they are.
@@ -240,19 +240,15 @@ impl Harness {
     }
 }
 
-async fn fill<K>(writer: &mut Writer<K>, api: Api<K>, slim: impl Fn(&mut K))
+async fn fill<S, K>(writer: &mut Writer<K>, api: Api<S>, cache: impl Fn(S) -> K)
 where
-    K: kube::Resource<DynamicType = ()>
-        + Clone
-        + serde::de::DeserializeOwned
-        + std::fmt::Debug
-        + 'static,
+    S: kube::Resource<DynamicType = ()> + Clone + serde::de::DeserializeOwned + std::fmt::Debug,
+    K: reflector::Lookup<DynamicType = ()> + Clone + 'static,
 {
     let list = api.list(&ListParams::default()).await.expect("list");
     writer.apply_watcher_event(&watcher::Event::Init);
-    for mut item in list.items {
-        slim(&mut item);
-        writer.apply_watcher_event(&watcher::Event::InitApply(item));
+    for item in list.items {
+        writer.apply_watcher_event(&watcher::Event::InitApply(cache(item)));
     }
     writer.apply_watcher_event(&watcher::Event::InitDone);
 }

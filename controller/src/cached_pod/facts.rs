@@ -1,0 +1,144 @@
+//! What every plan reads of a pod that no SidecarSet changes: decoded annotations and condition
+//! and status summaries, computed once per pod version.
+
+use super::{CachedPod, READY};
+use k8s_openapi::jiff::Timestamp;
+use sidecarset_policy::annotations::{
+    self, INJECTED_LIST, INPLACE_UPDATE_STATE, InPlaceUpdateStates, SIDECARSET_HASH,
+    SIDECARSET_HASH_WITHOUT_IMAGE, WORKING_HOT_UPGRADE_CONTAINER,
+};
+use std::collections::BTreeMap;
+
+const CONDITION_TRUE: &str = "True";
+const PHASE_RUNNING: &str = "Running";
+
+/// Derived from a [`CachedPod`]'s own fields.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub(crate) struct PodFacts {
+    /// podutil.IsPodReady: the first `Ready` condition is `True`.
+    pub ready: bool,
+    /// Its lastTransitionTime when ready; `None` is Go's zero time.
+    pub ready_since: Option<Timestamp>,
+    /// §5.3 "active": not Succeeded/Failed and not being deleted.
+    pub active: bool,
+    /// util.IsRunningAndReady: Running, Ready and not being deleted.
+    pub running_and_ready: bool,
+    /// ActivePods: no node yet.
+    pub unassigned: bool,
+    /// ActivePods: Pending/other 0, Unknown 1, Running 2.
+    pub phase_rank: u8,
+    /// (max regular container restarts, max native-sidecar init container restarts).
+    pub restarts: (i32, i32),
+    /// The non-empty names of the injected-list annotation, in order.
+    pub injected: Vec<String>,
+    /// The hash annotation as SidecarSet name → hash (`pod_hash_of` of every name; absent = "").
+    pub hashes: Vec<(String, String)>,
+    /// The same of the without-image hash annotation.
+    pub hashes_without_image: Vec<(String, String)>,
+    /// `annotations::parse_working_map` of the working-container annotation.
+    pub working: BTreeMap<String, String>,
+    pub update_states: UpdateStates,
+}
+
+/// The inplace-update-state annotation, decoded.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub(crate) enum UpdateStates {
+    /// The pod was only ever injected.
+    #[default]
+    Absent,
+    Unparsable,
+    Parsed(InPlaceUpdateStates),
+}
+
+impl PodFacts {
+    pub fn of(pod: &CachedPod) -> Self {
+        let ready_condition = pod.conditions.iter().find(|c| c.type_ == READY);
+        let ready = ready_condition.is_some_and(|c| c.status == CONDITION_TRUE);
+        let phase = pod.phase.as_deref().unwrap_or("");
+        PodFacts {
+            ready,
+            ready_since: ready_condition
+                .filter(|_| ready)
+                .and_then(|c| c.last_transition_time.as_ref())
+                .map(|time| time.0),
+            active: !matches!(phase, "Succeeded" | "Failed") && !pod.terminating,
+            running_and_ready: phase == PHASE_RUNNING && ready && !pod.terminating,
+            unassigned: pod.node_name.as_deref().is_none_or(str::is_empty),
+            phase_rank: match phase {
+                "Unknown" => 1,
+                "Running" => 2,
+                _ => 0,
+            },
+            restarts: max_restarts(pod),
+            injected: pod
+                .annotation(INJECTED_LIST)
+                .unwrap_or("")
+                .split(',')
+                .filter(|name| !name.is_empty())
+                .map(str::to_string)
+                .collect(),
+            hashes: hash_entries(SIDECARSET_HASH, pod.annotation(SIDECARSET_HASH)),
+            hashes_without_image: hash_entries(
+                SIDECARSET_HASH_WITHOUT_IMAGE,
+                pod.annotation(SIDECARSET_HASH_WITHOUT_IMAGE),
+            ),
+            working: annotations::parse_working_map(pod.annotation(WORKING_HOT_UPGRADE_CONTAINER)),
+            update_states: match pod.annotation(INPLACE_UPDATE_STATE) {
+                None => UpdateStates::Absent,
+                Some(value) => serde_json::from_str(value)
+                    .map_or(UpdateStates::Unparsable, UpdateStates::Parsed),
+            },
+        }
+    }
+
+    /// `annotations::pod_hash_of` of the hash annotation for `sidecarset`.
+    pub fn hash_of(&self, sidecarset: &str) -> &str {
+        entry(&self.hashes, sidecarset)
+    }
+
+    /// `annotations::pod_hash_of` of the without-image hash annotation for `sidecarset`.
+    pub fn hash_without_image_of(&self, sidecarset: &str) -> &str {
+        entry(&self.hashes_without_image, sidecarset)
+    }
+}
+
+fn entry<'a>(entries: &'a [(String, String)], name: &str) -> &'a str {
+    entries
+        .iter()
+        .find(|(entry, _)| entry == name)
+        .map_or("", |(_, hash)| hash.as_str())
+}
+
+/// Every entry's hash: the struct form, else the legacy form, else none (as `pod_hash_of`).
+fn hash_entries(key: &'static str, value: Option<&str>) -> Vec<(String, String)> {
+    annotations::parse_hash_annotation(key, value)
+        .unwrap_or_default()
+        .into_iter()
+        .map(|(name, spec)| (name, spec.hash))
+        .collect()
+}
+
+fn max_restarts(pod: &CachedPod) -> (i32, i32) {
+    let regular = pod
+        .container_statuses
+        .iter()
+        .map(|s| s.restart_count)
+        .max()
+        .unwrap_or(0)
+        .max(0);
+    let native: Vec<&str> = pod
+        .init_containers
+        .iter()
+        .filter(|c| c.restart_policy.as_deref() == Some("Always"))
+        .map(|c| c.name.as_str())
+        .collect();
+    let sidecar = pod
+        .init_container_statuses
+        .iter()
+        .filter(|s| native.contains(&s.name.as_str()))
+        .map(|s| s.restart_count)
+        .max()
+        .unwrap_or(0)
+        .max(0);
+    (regular, sidecar)
+}
