@@ -69,13 +69,14 @@ test: annotated-policy.wasm
 	$(CARGO) test --workspace
 	$(MAKE) --no-print-directory conformance
 
-# Policy injection, native and through policy.wasm (criterion; BENCHMARKS.md).
-bench: policy.wasm
-	$(CARGO) bench --profile dev -p sidecarset-tests --bench policy
+# Policy injection, native and through policy.wasm (criterion; BENCHMARKS.md). `--workspace`, not
+# `-p`: the same feature resolution as `make build`, so only the bench file itself is compiled.
+bench: policy.wasm build
+	$(CARGO) bench --profile dev --workspace --bench policy
 
 # `sidecarset-host serve` under load on loopback (host/BENCHMARKS.md); LOADGEN_ARGS e.g. --no-pooling.
+# `make build` (cargo test --no-run) already builds the host's examples with the test features.
 loadgen: annotated-policy.wasm
-	$(CARGO) build -p sidecarset-host --bins --examples
 	target/debug/examples/loadgen --module annotated-policy.wasm --seconds 5 $(LOADGEN_ARGS)
 
 clean:

@@ -1,7 +1,7 @@
 //! Planning time: one SidecarSet over 10,000 pods (target < 20 ms), and the pure part of a full
 //! reconcile pass, selection from the pod cache plus planning, for 100 SidecarSets over 10,000
 //! cached pods (target < 500 ms). Run:
-//! `cargo bench --profile dev -p sidecarset-controller --bench plan`.
+//! `cargo bench --profile dev --workspace --bench plan`.
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use k8s_openapi::api::core::v1::{Namespace, Pod};

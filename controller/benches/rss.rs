@@ -1,7 +1,7 @@
 //! Controller memory with 10,000 injected pods cached (target: RSS < 150 MiB): the real
 //! `sidecarset-controller` binary against the API-server stand-in, sampled from /proc once the
 //! SidecarSet status counts every pod. A benchmark, not a test: it only measures under
-//! `cargo bench --profile dev -p sidecarset-controller --bench rss` (as a test target it says so
+//! `cargo bench --profile dev --workspace --bench rss` (as a test target it says so
 //! and exits).
 
 use std::path::Path;
@@ -24,7 +24,7 @@ const TIMEOUT: Duration = Duration::from_secs(300);
 async fn main() -> anyhow::Result<()> {
     if !std::env::args().any(|arg| arg == "--bench") {
         println!(
-            "rss: a benchmark; run `cargo bench --profile dev -p sidecarset-controller --bench rss`"
+            "rss: a benchmark; run `cargo bench --profile dev --workspace --bench rss`"
         );
         return Ok(());
     }

@@ -1,7 +1,7 @@
 //! Criterion benchmarks of pod injection: (a) native `evaluate`, (b) the same request through
 //! policy.wasm in the bundled host, instantiation included (as policy-server pays it per request).
 //! A realistic ~5 KB pod with 1, 10 and 100 SidecarSets, 10% of them matching (at least one).
-//! Run: `make policy.wasm && cargo bench --profile dev -p sidecarset-tests --bench policy`.
+//! Run: `make policy.wasm && cargo bench --profile dev --workspace --bench policy`.
 
 use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
 use serde_json::{Value, json};
