@@ -23,9 +23,7 @@ const TIMEOUT: Duration = Duration::from_secs(300);
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
 async fn main() -> anyhow::Result<()> {
     if !std::env::args().any(|arg| arg == "--bench") {
-        println!(
-            "rss: a benchmark; run `cargo bench --profile dev --workspace --bench rss`"
-        );
+        println!("rss: a benchmark; run `cargo bench --profile dev --workspace --bench rss`");
         return Ok(());
     }
     let standin = StandIn::start(Options::default()).await?;
