@@ -81,29 +81,12 @@ impl From<Pod> for CachedPod {
         let metadata = pod.metadata;
         let spec = pod.spec.unwrap_or_default();
         let status = pod.status.unwrap_or_default();
-        let container_statuses: Vec<CachedContainerStatus> = status
-            .container_statuses
-            .unwrap_or_default()
-            .into_iter()
-            .map(CachedContainerStatus::from)
-            .collect();
-        let containers = spec
-            .containers
-            .into_iter()
-            .map(|c| CachedContainer::new(c, &container_statuses))
-            .collect();
-        let init_container_statuses: Vec<CachedContainerStatus> = status
-            .init_container_statuses
-            .unwrap_or_default()
-            .into_iter()
-            .map(CachedContainerStatus::from)
-            .collect();
-        let init_containers = spec
-            .init_containers
-            .unwrap_or_default()
-            .into_iter()
-            .map(|c| CachedContainer::new(c, &init_container_statuses))
-            .collect();
+        let (containers, container_statuses) =
+            cached_containers(spec.containers, status.container_statuses);
+        let (init_containers, init_container_statuses) = cached_containers(
+            spec.init_containers.unwrap_or_default(),
+            status.init_container_statuses,
+        );
         let mut cached = CachedPod {
             name: metadata.name,
             namespace: metadata.namespace,
@@ -131,6 +114,23 @@ impl From<Pod> for CachedPod {
         cached.shrink();
         cached
     }
+}
+
+/// Containers with the facts read from their statuses, and those statuses.
+fn cached_containers(
+    containers: Vec<Container>,
+    statuses: Option<Vec<ContainerStatus>>,
+) -> (Vec<CachedContainer>, Vec<CachedContainerStatus>) {
+    let statuses: Vec<CachedContainerStatus> = statuses
+        .unwrap_or_default()
+        .into_iter()
+        .map(CachedContainerStatus::from)
+        .collect();
+    let containers = containers
+        .into_iter()
+        .map(|c| CachedContainer::new(c, &statuses))
+        .collect();
+    (containers, statuses)
 }
 
 impl CachedPod {

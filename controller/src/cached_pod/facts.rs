@@ -7,7 +7,8 @@ use sidecarset_policy::annotations::{
     self, INJECTED_LIST, INPLACE_UPDATE_STATE, InPlaceUpdateStates, SIDECARSET_HASH,
     SIDECARSET_HASH_WITHOUT_IMAGE, WORKING_HOT_UPGRADE_CONTAINER,
 };
-use std::collections::BTreeMap;
+use sidecarset_policy::api::values;
+use std::collections::{BTreeMap, BTreeSet};
 
 const CONDITION_TRUE: &str = "True";
 const PHASE_RUNNING: &str = "Running";
@@ -29,8 +30,8 @@ pub(crate) struct PodFacts {
     pub phase_rank: u8,
     /// (max regular container restarts, max native-sidecar init container restarts).
     pub restarts: (i32, i32),
-    /// The non-empty names of the injected-list annotation, in order.
-    pub injected: Vec<String>,
+    /// `annotations::parse_injected_list` of the injected-list annotation.
+    pub injected: BTreeSet<String>,
     /// The hash annotation as SidecarSet name → hash (`pod_hash_of` of every name; absent = "").
     pub hashes: Vec<(String, String)>,
     /// The same of the without-image hash annotation.
@@ -70,13 +71,7 @@ impl PodFacts {
                 _ => 0,
             },
             restarts: max_restarts(pod),
-            injected: pod
-                .annotation(INJECTED_LIST)
-                .unwrap_or("")
-                .split(',')
-                .filter(|name| !name.is_empty())
-                .map(str::to_string)
-                .collect(),
+            injected: annotations::parse_injected_list(pod.annotation(INJECTED_LIST)),
             hashes: hash_entries(SIDECARSET_HASH, pod.annotation(SIDECARSET_HASH)),
             hashes_without_image: hash_entries(
                 SIDECARSET_HASH_WITHOUT_IMAGE,
@@ -129,7 +124,7 @@ fn max_restarts(pod: &CachedPod) -> (i32, i32) {
     let native: Vec<&str> = pod
         .init_containers
         .iter()
-        .filter(|c| c.restart_policy.as_deref() == Some("Always"))
+        .filter(|c| c.restart_policy.as_deref() == Some(values::RESTART_POLICY_ALWAYS))
         .map(|c| c.name.as_str())
         .collect();
     let sidecar = pod

@@ -142,7 +142,14 @@ fn annotations_are_decoded_as_the_policy_decodes_them() {
         ("h1", "h2", "")
     );
     assert_eq!(facts.hash_without_image_of("a"), "legacy");
-    assert_eq!(facts.injected, ["a", "b"]);
+    assert_eq!(
+        facts
+            .injected
+            .iter()
+            .map(String::as_str)
+            .collect::<Vec<_>>(),
+        ["a", "b"]
+    );
     assert_eq!(facts.working, [("envoy".into(), "envoy-2".into())].into());
     let UpdateStates::Parsed(states) = &facts.update_states else {
         panic!("parsed states expected, got {:?}", facts.update_states);

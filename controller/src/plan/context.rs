@@ -97,7 +97,7 @@ impl<'a> SidecarSetContext<'a> {
     /// The injected-list names this SidecarSet (a membership test; the format is policy's).
     fn is_injected(&self, pod: &CachedPod) -> bool {
         // The list's empty names never match: `self.name` is not empty.
-        !self.name.is_empty() && pod.facts.injected.iter().any(|name| name == self.name)
+        !self.name.is_empty() && pod.facts.injected.contains(self.name)
     }
 
     /// Every container present; hot ones with a working-map entry and both twins.

@@ -6,7 +6,6 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use kube::runtime::reflector::{ObjectRef, Store};
-use sidecarset_policy::annotations::{INJECTED_LIST, parse_injected_list};
 
 use crate::cached_pod::CachedPod;
 
@@ -22,7 +21,7 @@ impl InjectedIndex {
     pub fn build(pods: &Store<CachedPod>) -> Self {
         let mut by_sidecarset: HashMap<String, Vec<ObjectRef<CachedPod>>> = HashMap::new();
         for pod in pods.state() {
-            let names = parse_injected_list(pod.annotation(INJECTED_LIST));
+            let names = &pod.facts.injected;
             if names.is_empty() {
                 continue;
             }
@@ -31,7 +30,10 @@ impl InjectedIndex {
             key.extra.resource_version = None;
             key.extra.uid = None;
             for name in names {
-                by_sidecarset.entry(name).or_default().push(key.clone());
+                by_sidecarset
+                    .entry(name.clone())
+                    .or_default()
+                    .push(key.clone());
             }
         }
         for keys in by_sidecarset.values_mut() {
