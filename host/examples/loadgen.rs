@@ -146,6 +146,24 @@ fn rss_kib(pid: u32, field: &str) -> u64 {
         .unwrap_or(0)
 }
 
+/// User plus system CPU time of a process so far (`/proc/PID/stat`, in clock ticks of 10 ms).
+fn cpu_time(pid: &str) -> Duration {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    // The command name may hold spaces: the fields counted here start after its `)`.
+    let fields: Vec<&str> = stat
+        .rsplit_once(')')
+        .map_or("", |(_, rest)| rest)
+        .split_whitespace()
+        .collect();
+    let ticks = |i: usize| {
+        fields
+            .get(i)
+            .and_then(|v| v.parse::<u64>().ok())
+            .unwrap_or(0)
+    };
+    Duration::from_millis((ticks(11) + ticks(12)) * 10)
+}
+
 struct Run {
     clients: usize,
     requests: usize,
@@ -155,6 +173,9 @@ struct Run {
     p99: Duration,
     max: Duration,
     rss_peak_kib: u64,
+    /// CPU time the server and this load generator used during the run.
+    server_cpu: Duration,
+    client_cpu: Duration,
 }
 
 async fn run(
@@ -215,6 +236,7 @@ async fn run(
             }
         })
     };
+    let (server_cpu, client_cpu) = (cpu_time(&pid.to_string()), cpu_time("self"));
     let started = Instant::now();
     tokio::time::sleep(Duration::from_secs(seconds)).await;
     stop.store(true, Ordering::Relaxed);
@@ -223,6 +245,8 @@ async fn run(
         all.extend(task.await?);
     }
     let elapsed = started.elapsed();
+    let server_cpu = cpu_time(&pid.to_string()).saturating_sub(server_cpu);
+    let client_cpu = cpu_time("self").saturating_sub(client_cpu);
     sampler.await?;
     all.sort();
     let at = |p: f64| {
@@ -239,6 +263,8 @@ async fn run(
         p99: at(0.99),
         max: all.last().copied().unwrap_or_default(),
         rss_peak_kib: peak.load(Ordering::Relaxed),
+        server_cpu,
+        client_cpu,
     })
 }
 
@@ -314,16 +340,18 @@ fn main() -> anyhow::Result<()> {
             bail!("the policy did not inject (is the module annotated? `make annotated-policy.wasm`): {response}");
         }
         println!("RSS at rest (after warm-up): {:.1} MiB\n", rest as f64 / 1024.0);
-        println!("| clients | requests | errors | admissions/s | p50 ms | p99 ms | max ms | peak RSS MiB |");
-        println!("|---:|---:|---:|---:|---:|---:|---:|---:|");
+        println!("| clients | requests | errors | admissions/s | p50 ms | p99 ms | max ms | peak RSS MiB | server CPU µs/adm | loadgen CPU µs/adm |");
+        println!("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
         for &clients in &args.clients {
             let r = run(&url, &ca, &body, clients, args.seconds, pid).await?;
+            let per = |cpu: Duration| cpu.as_secs_f64() * 1e6 / r.requests.max(1) as f64;
             println!(
-                "| {} | {} | {} | {:.0} | {} | {} | {} | {:.1} |",
+                "| {} | {} | {} | {:.0} | {} | {} | {} | {:.1} | {:.0} | {:.0} |",
                 r.clients, r.requests, r.errors,
                 r.requests as f64 / r.elapsed.as_secs_f64(),
                 ms(r.p50), ms(r.p99), ms(r.max),
-                r.rss_peak_kib as f64 / 1024.0
+                r.rss_peak_kib as f64 / 1024.0,
+                per(r.server_cpu), per(r.client_cpu)
             );
         }
         println!("\nVmHWM (peak RSS over the whole run): {:.1} MiB", rss_kib(pid, "VmHWM:") as f64 / 1024.0);

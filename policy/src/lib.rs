@@ -4,6 +4,7 @@
 pub mod admission;
 pub mod annotations;
 pub mod api;
+pub mod arena;
 pub mod evaluate;
 pub mod hash;
 pub mod hotupgrade;

@@ -5,6 +5,7 @@
 
 use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
 use serde_json::{Value, json};
+use sidecarset_host::serve::SharedContext;
 use sidecarset_host::{ClusterContext, evaluate_admission};
 use sidecarset_policy::evaluate::{Cluster, evaluate};
 use sidecarset_policy::selector::Labels;
@@ -156,6 +157,13 @@ fn benches(c: &mut Criterion) {
         });
         group.bench_function("wasm-pooled", |b| {
             b.iter(|| black_box(evaluate_admission(&pooled, &request, &json!({}), &context)))
+        });
+        // `serve` as deployed: pooled instances, and callback answers kept per context snapshot
+        // (the SidecarSetList is serialised once per cache change, not once per request).
+        let served =
+            SharedContext::fixed(ClusterContext::from_objects(list.clone()).expect("context"));
+        group.bench_function("wasm-serve", |b| {
+            b.iter(|| black_box(evaluate_admission(&pooled, &request, &json!({}), &served)))
         });
         group.finish();
     }

