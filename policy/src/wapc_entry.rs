@@ -1,9 +1,8 @@
-//! The Kubewarden waPC entry: decode, call the pure functions, encode. Never panics.
+//! The Kubewarden waPC entry: registers the operations and answers host callbacks; the bytes in
+//! and out are `evaluate::wire`'s. Never panics.
 
 use crate::annotations::rfc3339;
-use crate::evaluate::{
-    Cluster, MAX_REQUEST_BYTES, Outcome, Verdict, evaluate, too_large, validate_settings,
-};
+use crate::evaluate::{Cluster, validate_settings, wire};
 use crate::selector::Labels;
 use crate::settings::Settings;
 use guest::prelude::*;
@@ -22,65 +21,10 @@ pub extern "C" fn wapc_init() {
 }
 
 fn validate(payload: &[u8]) -> CallResult {
-    if payload.len() > MAX_REQUEST_BYTES {
-        return respond(too_large(payload.len()));
-    }
-    let mut input: Value = match serde_json::from_slice(payload) {
-        Ok(input) => input,
-        Err(error) => {
-            return respond_reject(format!("invalid ValidationRequest JSON: {error}"), 400);
-        }
-    };
-    let settings = match Settings::from_value(input.get("settings").unwrap_or(&Value::Null)) {
-        Ok(settings) => settings,
-        Err(error) => return respond_reject(error.to_string(), 400),
-    };
-    let request = input
-        .get_mut("request")
-        .map(Value::take)
-        .unwrap_or(Value::Null);
-    let mut cluster = HostCluster::default();
-    respond(evaluate(request, &settings, &mut cluster, &now()))
-}
-
-/// Kubewarden's ValidationResponse, serialised straight from the verdict (no `Value` copy).
-#[derive(serde::Serialize)]
-struct Response<'a> {
-    accepted: bool,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    mutated_object: Option<&'a Value>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    message: Option<&'a str>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    code: Option<u16>,
-    warnings: Option<&'a [String]>,
-}
-
-fn respond(verdict: Verdict) -> CallResult {
-    let mut response = Response {
-        accepted: true,
-        mutated_object: None,
-        message: None,
-        code: None,
-        warnings: (!verdict.warnings.is_empty()).then_some(verdict.warnings.as_slice()),
-    };
-    match &verdict.outcome {
-        Outcome::Accept => {}
-        Outcome::Mutate(object) => response.mutated_object = Some(object),
-        Outcome::Reject { message, code } => {
-            response.accepted = false;
-            response.message = Some(message);
-            response.code = Some(*code);
-        }
-    }
-    let mut out = Vec::with_capacity(16 * 1024);
-    serde_json::to_writer(&mut out, &response)?;
-    Ok(out)
-}
-
-fn respond_reject(message: String, code: u16) -> CallResult {
-    Ok(serde_json::to_vec(
-        &json!({"accepted": false, "message": message, "code": code}),
+    Ok(wire::validate(
+        payload,
+        &mut HostCluster::default(),
+        &now(),
     )?)
 }
 

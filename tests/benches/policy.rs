@@ -1,5 +1,6 @@
-//! Criterion benchmarks of pod injection: (a) native `evaluate`, (b) the same request through
-//! policy.wasm in the bundled host, instantiation included (as policy-server pays it per request).
+//! Criterion benchmarks of pod injection: (a) native `evaluate`, and the module's whole call
+//! natively (`wire::validate`, bytes to bytes); (b) the same request through policy.wasm in the
+//! bundled host, instantiation included (as policy-server pays it per request).
 //! A realistic ~5 KB pod with 1, 10 and 100 SidecarSets, 10% of them matching (at least one).
 //! Run: `make policy.wasm && cargo bench --profile dev --workspace --bench policy`.
 
@@ -7,10 +8,13 @@ use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
 use serde_json::{Value, json};
 use sidecarset_host::serve::SharedContext;
 use sidecarset_host::{ClusterContext, evaluate_admission};
-use sidecarset_policy::evaluate::{Cluster, evaluate};
+use sidecarset_policy::evaluate::{Cluster, evaluate, wire};
 use sidecarset_policy::selector::Labels;
 use sidecarset_policy::settings::Settings;
 use std::hint::black_box;
+
+/// The time written into the hash annotations.
+const NOW: &str = "2026-11-29T00:00:00Z";
 
 fn sidecarset(index: usize, matching: bool) -> Value {
     let app = if matching {
@@ -135,14 +139,7 @@ fn benches(c: &mut Criterion) {
         group.bench_function("native", |b| {
             b.iter_batched(
                 || (request.clone(), InMemory(list_json.clone())),
-                |(request, mut cluster)| {
-                    black_box(evaluate(
-                        request,
-                        &settings,
-                        &mut cluster,
-                        "2026-11-29T00:00:00Z",
-                    ))
-                },
+                |(request, mut cluster)| black_box(evaluate(request, &settings, &mut cluster, NOW)),
                 BatchSize::SmallInput,
             )
         });
@@ -155,15 +152,26 @@ fn benches(c: &mut Criterion) {
         group.bench_function("wasm", |b| {
             b.iter(|| black_box(evaluate_admission(engine, &request, &json!({}), &context)))
         });
-        group.bench_function("wasm-pooled", |b| {
-            b.iter(|| black_box(evaluate_admission(&pooled, &request, &json!({}), &context)))
-        });
         // `serve` as deployed: pooled instances, and callback answers kept per context snapshot
         // (the SidecarSetList is serialised once per cache change, not once per request).
         let served =
             SharedContext::fixed(ClusterContext::from_objects(list.clone()).expect("context"));
         group.bench_function("wasm-serve", |b| {
             b.iter(|| black_box(evaluate_admission(&pooled, &request, &json!({}), &served)))
+        });
+        // The guest's own work, bytes to bytes: natively, then in a fresh pooled instance. The
+        // difference is what the sandbox costs; the rows above add the host's JSON on both sides.
+        let payload =
+            serde_json::to_vec(&json!({"request": &request, "settings": {}})).expect("payload");
+        group.bench_function("native-wire", |b| {
+            b.iter_batched(
+                || InMemory(list_json.clone()),
+                |mut cluster| black_box(wire::validate(&payload, &mut cluster, NOW)),
+                BatchSize::SmallInput,
+            )
+        });
+        group.bench_function("wasm-call", |b| {
+            b.iter(|| black_box(pooled.call("validate", &payload, &served)))
         });
         group.finish();
     }

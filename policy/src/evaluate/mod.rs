@@ -9,6 +9,7 @@ use crate::settings::{Settings, SettingsError};
 use serde_json::Value;
 
 mod listed;
+pub mod wire;
 
 /// What the policy may read from the cluster (Kubewarden's context-aware callbacks).
 pub trait Cluster {
