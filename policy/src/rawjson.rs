@@ -177,32 +177,63 @@ impl<'a> Cursor<'a> {
     }
 }
 
+/// How far a string is read a word at a time before handing over to `memchr`: most strings in
+/// Kubernetes objects are short, and a `memchr` call costs more than reading them.
+const SHORT_STRING: usize = 32;
+
 /// The end (exclusive) of the string whose opening quote is at `at`.
 fn skip_string(text: &[u8], at: usize) -> Scan<usize> {
     let mut i = at + 1;
-    while let Some(rest) = text.get(i..) {
-        let offset = memchr::memchr2(b'"', b'\\', rest).ok_or(ScanError(at))?;
-        i += offset;
-        if text.get(i) == Some(&b'"') {
-            return Ok(i + 1);
+    while let Some(found) = quote_or_backslash(text, i) {
+        if text.get(found) == Some(&b'"') {
+            return Ok(found + 1);
         }
-        i += 2;
+        i = found + 2;
     }
     Err(ScanError(at))
+}
+
+/// The first `"` or `\\` at or after `from`.
+fn quote_or_backslash(text: &[u8], from: usize) -> Option<usize> {
+    const ONES: u64 = u64::from_le_bytes([0x01; 8]);
+    const HIGHS: u64 = u64::from_le_bytes([0x80; 8]);
+    // The high bit of each byte of `word` equal to `byte`; exact up to the first match.
+    let equal = |word: u64, byte: u8| {
+        let diff = word ^ (ONES * u64::from(byte));
+        diff.wrapping_sub(ONES) & !diff & HIGHS
+    };
+    let mut i = from;
+    let short_end = from.saturating_add(SHORT_STRING);
+    while i < short_end {
+        let Some(Ok(word)) = text.get(i..i.saturating_add(8)).map(<[u8; 8]>::try_from) else {
+            break;
+        };
+        let word = u64::from_le_bytes(word);
+        let found = equal(word, b'"') | equal(word, b'\\');
+        if found != 0 {
+            return Some(i + (found.trailing_zeros() / 8) as usize);
+        }
+        i += 8;
+    }
+    let rest = text.get(i..)?;
+    if i < short_end {
+        return rest.iter().position(|&b| b == b'"' || b == b'\\').map(|p| i + p);
+    }
+    memchr::memchr2(b'"', b'\\', rest).map(|p| i + p)
 }
 
 /// The end (exclusive) of the balanced object or array opening at `at`.
 fn skip_nested(text: &[u8], at: usize) -> Scan<usize> {
     let mut depth = 0usize;
     let mut i = at;
-    while let Some(rest) = text.get(i..) {
-        i += rest
-            .iter()
-            .position(|&b| STRUCTURAL[b as usize])
-            .ok_or(ScanError(at))?;
-        match text.get(i) {
-            Some(b'"') => i = skip_string(text, i)?,
-            Some(b'{' | b'[') => {
+    while let Some(&byte) = text.get(i) {
+        if !STRUCTURAL[byte as usize] {
+            i += 1;
+            continue;
+        }
+        match byte {
+            b'"' => i = skip_string(text, i)?,
+            b'{' | b'[' => {
                 depth += 1;
                 i += 1;
             }
@@ -218,16 +249,31 @@ fn skip_nested(text: &[u8], at: usize) -> Scan<usize> {
     Err(ScanError(at))
 }
 
-/// Whether a raw key is `key`; escaped keys are decoded first.
+/// Whether a raw key is `key` (which has no escapes); escaped keys are decoded first.
 pub fn key_is(raw: &[u8], key: &str) -> bool {
-    if !raw.contains(&b'\\') {
+    // An escape is longer than what it stands for: a raw key of `key`'s length or shorter
+    // matches only byte for byte.
+    if raw.len() <= key.len() {
         return raw == key.as_bytes();
+    }
+    if memchr::memchr(b'\\', raw).is_none() {
+        return false;
     }
     let mut quoted = Vec::with_capacity(raw.len() + 2);
     quoted.push(b'"');
     quoted.extend_from_slice(raw);
     quoted.push(b'"');
     serde_json::from_slice::<String>(&quoted).is_ok_and(|decoded| decoded == key)
+}
+
+/// The contents of a JSON string's text (quotes included) when it reads as itself: no escapes,
+/// no control characters, valid UTF-8, exactly what serde_json would decode it to.
+pub fn plain_str(text: &[u8]) -> Option<&str> {
+    let inner = text.strip_prefix(b"\"")?.strip_suffix(b"\"")?;
+    if inner.iter().any(|&b| b < 0x20 || b == b'"' || b == b'\\') {
+        return None;
+    }
+    std::str::from_utf8(inner).ok()
 }
 
 #[cfg(test)]
