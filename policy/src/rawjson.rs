@@ -177,11 +177,11 @@ impl<'a> Cursor<'a> {
     }
 }
 
-/// How far a string is read a word at a time before handing over to `memchr`: most strings in
-/// Kubernetes objects are short, and a `memchr` call costs more than reading them.
+/// How far a string is read a word at a time before handing over to `memchr`.
 const SHORT_STRING: usize = 32;
 
 /// The end (exclusive) of the string whose opening quote is at `at`.
+#[inline(always)]
 fn skip_string(text: &[u8], at: usize) -> Scan<usize> {
     let mut i = at + 1;
     while let Some(found) = quote_or_backslash(text, i) {
@@ -193,33 +193,37 @@ fn skip_string(text: &[u8], at: usize) -> Scan<usize> {
     Err(ScanError(at))
 }
 
-/// The first `"` or `\\` at or after `from`.
+/// The first `"` or `\\` at or after `from`: a word at a time for the first bytes (most strings
+/// in Kubernetes objects are short, and a `memchr` call costs more than reading them), then
+/// `memchr`.
+#[inline(always)]
 fn quote_or_backslash(text: &[u8], from: usize) -> Option<usize> {
     const ONES: u64 = u64::from_le_bytes([0x01; 8]);
     const HIGHS: u64 = u64::from_le_bytes([0x80; 8]);
-    // The high bit of each byte of `word` equal to `byte`; exact up to the first match.
-    let equal = |word: u64, byte: u8| {
-        let diff = word ^ (ONES * u64::from(byte));
-        diff.wrapping_sub(ONES) & !diff & HIGHS
-    };
-    let mut i = from;
-    let short_end = from.saturating_add(SHORT_STRING);
-    while i < short_end {
-        let Some(Ok(word)) = text.get(i..i.saturating_add(8)).map(<[u8; 8]>::try_from) else {
+    const QUOTES: u64 = ONES * b'"' as u64;
+    const BACKSLASHES: u64 = ONES * b'\\' as u64;
+    let mut at = from;
+    while at < from + SHORT_STRING {
+        let Some(&bytes) = text.get(at..).and_then(|rest| rest.first_chunk::<8>()) else {
             break;
         };
-        let word = u64::from_le_bytes(word);
-        let found = equal(word, b'"') | equal(word, b'\\');
+        let word = u64::from_le_bytes(bytes);
+        let (quotes, backslashes) = (word ^ QUOTES, word ^ BACKSLASHES);
+        // The high bit of each zero byte; exact up to the first one.
+        let zeros = (quotes.wrapping_sub(ONES) & !quotes) | (backslashes.wrapping_sub(ONES) & !backslashes);
+        let found = zeros & HIGHS;
         if found != 0 {
-            return Some(i + (found.trailing_zeros() / 8) as usize);
+            return Some(at + (found.trailing_zeros() / 8) as usize);
         }
-        i += 8;
+        at += 8;
     }
-    let rest = text.get(i..)?;
-    if i < short_end {
-        return rest.iter().position(|&b| b == b'"' || b == b'\\').map(|p| i + p);
-    }
-    memchr::memchr2(b'"', b'\\', rest).map(|p| i + p)
+    long_string_rest(text, at)
+}
+
+/// Past the first words of a string, or in the last few bytes of the text.
+#[inline(never)]
+fn long_string_rest(text: &[u8], from: usize) -> Option<usize> {
+    memchr::memchr2(b'"', b'\\', text.get(from..)?).map(|p| from + p)
 }
 
 /// The end (exclusive) of the balanced object or array opening at `at`.
@@ -264,6 +268,31 @@ pub fn key_is(raw: &[u8], key: &str) -> bool {
     quoted.extend_from_slice(raw);
     quoted.push(b'"');
     serde_json::from_slice::<String>(&quoted).is_ok_and(|decoded| decoded == key)
+}
+
+/// A raw key checked once for escapes, then compared with several names.
+#[derive(Debug, Clone, Copy)]
+pub struct Key<'a> {
+    raw: &'a [u8],
+    escaped: bool,
+}
+
+impl<'a> Key<'a> {
+    pub fn new(raw: &'a [u8]) -> Self {
+        Key {
+            raw,
+            escaped: raw.contains(&b'\\'),
+        }
+    }
+
+    /// Whether the key is `name` (which has no escapes).
+    pub fn is(&self, name: &str) -> bool {
+        if self.escaped {
+            key_is(self.raw, name)
+        } else {
+            self.raw == name.as_bytes()
+        }
+    }
 }
 
 /// The contents of a JSON string's text (quotes included) when it reads as itself: no escapes,

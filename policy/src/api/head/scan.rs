@@ -4,7 +4,7 @@
 
 use super::{HeadInjectionStrategy, HeadMetadata, HeadSpec, SELECTION_ANNOTATIONS, SidecarSetHead};
 use crate::api::LabelSelector;
-use crate::rawjson::{Cursor, Members, ScanError, key_is, plain_str};
+use crate::rawjson::{Cursor, Key, Members, ScanError, plain_str};
 use serde::de::DeserializeOwned;
 use std::collections::BTreeMap;
 
@@ -32,10 +32,11 @@ pub(crate) fn head(cursor: &mut Cursor<'_>) -> Read<SidecarSetHead> {
     let mut members = object(cursor)?.ok_or(Fallback)?;
     let mut seen = Seen::default();
     while let Some(key) = cursor.next_key(&mut members)? {
-        if key_is(key, "metadata") {
+        let key = Key::new(key);
+        if key.is("metadata") {
             seen.once(0)?;
             head.metadata = metadata(cursor)?;
-        } else if key_is(key, "spec") {
+        } else if key.is("spec") {
             seen.once(1)?;
             head.spec = spec(cursor)?;
         } else {
@@ -52,21 +53,23 @@ fn metadata(cursor: &mut Cursor<'_>) -> Read<HeadMetadata> {
     };
     let mut seen = Seen::default();
     while let Some(key) = cursor.next_key(&mut members)? {
-        if key_is(key, "name") {
+        let key = Key::new(key);
+        if key.is("name") {
             seen.once(0)?;
             metadata.name = string_or_null(cursor)?.unwrap_or_default();
-        } else if key_is(key, "annotations") {
+        } else if key.is("annotations") {
             seen.once(1)?;
             let Some(mut annotations) = object(cursor)? else {
                 continue;
             };
             while let Some(key) = cursor.next_key(&mut annotations)? {
+                let key = Key::new(key);
                 let value = cursor.skip()?;
                 // serde would reject a non-string value anywhere in the map.
                 if value.first() != Some(&b'"') {
                     return Err(Fallback);
                 }
-                if let Some(wanted) = SELECTION_ANNOTATIONS.iter().find(|k| key_is(key, k)) {
+                if let Some(wanted) = SELECTION_ANNOTATIONS.iter().find(|k| key.is(k)) {
                     let value = serde_json::from_slice(value)?;
                     if metadata
                         .annotations
@@ -91,16 +94,17 @@ fn spec(cursor: &mut Cursor<'_>) -> Read<HeadSpec> {
     };
     let mut seen = Seen::default();
     while let Some(key) = cursor.next_key(&mut members)? {
-        if key_is(key, "selector") {
+        let key = Key::new(key);
+        if key.is("selector") {
             seen.once(0)?;
             spec.selector = selector(cursor)?;
-        } else if key_is(key, "namespace") {
+        } else if key.is("namespace") {
             seen.once(1)?;
             spec.namespace = string_or_null(cursor)?.unwrap_or_default();
-        } else if key_is(key, "namespaceSelector") {
+        } else if key.is("namespaceSelector") {
             seen.once(2)?;
             spec.namespace_selector = selector(cursor)?;
-        } else if key_is(key, "injectionStrategy") {
+        } else if key.is("injectionStrategy") {
             seen.once(3)?;
             spec.injection_strategy = injection_strategy(cursor)?;
         } else {
@@ -117,7 +121,8 @@ fn injection_strategy(cursor: &mut Cursor<'_>) -> Read<HeadInjectionStrategy> {
     };
     let mut seen = Seen::default();
     while let Some(key) = cursor.next_key(&mut members)? {
-        if key_is(key, "paused") {
+        let key = Key::new(key);
+        if key.is("paused") {
             seen.once(0)?;
             strategy.paused = decode::<Option<bool>>(cursor)?.unwrap_or_default();
         } else {
