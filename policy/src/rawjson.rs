@@ -203,7 +203,7 @@ fn quote_or_backslash(text: &[u8], from: usize) -> Option<usize> {
     const QUOTES: u64 = ONES * b'"' as u64;
     const BACKSLASHES: u64 = ONES * b'\\' as u64;
     let mut at = from;
-    while at < from + SHORT_STRING {
+    while at < from.saturating_add(SHORT_STRING) {
         let Some(&bytes) = text.get(at..).and_then(|rest| rest.first_chunk::<8>()) else {
             break;
         };
