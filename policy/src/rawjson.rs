@@ -210,7 +210,8 @@ fn quote_or_backslash(text: &[u8], from: usize) -> Option<usize> {
         let word = u64::from_le_bytes(bytes);
         let (quotes, backslashes) = (word ^ QUOTES, word ^ BACKSLASHES);
         // The high bit of each zero byte; exact up to the first one.
-        let zeros = (quotes.wrapping_sub(ONES) & !quotes) | (backslashes.wrapping_sub(ONES) & !backslashes);
+        let zeros =
+            (quotes.wrapping_sub(ONES) & !quotes) | (backslashes.wrapping_sub(ONES) & !backslashes);
         let found = zeros & HIGHS;
         if found != 0 {
             return Some(at + (found.trailing_zeros() / 8) as usize);

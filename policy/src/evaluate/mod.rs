@@ -122,12 +122,12 @@ fn admit_pod(
         pod.get("metadata").and_then(|m| m.get("namespace")),
         request.get("namespace"),
     ]
-        .into_iter()
-        .flatten()
-        .filter_map(Value::as_str)
-        .find(|n| !n.is_empty())
-        .unwrap_or("default")
-        .to_string();
+    .into_iter()
+    .flatten()
+    .filter_map(Value::as_str)
+    .find(|n| !n.is_empty())
+    .unwrap_or("default")
+    .to_string();
     let labels = inject::pod::labels(&pod);
     let mut warnings = Vec::new();
     let inline_all: Vec<SidecarSet>;

@@ -143,7 +143,11 @@ fn selectors_and_names_read_directly_agree_with_serde() {
         r#"{"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": "ns"}}}"#,
         r#"{"namespace": "n\u0073", "namespaceSelector": {"matchLabels": {"x": "y"}}}"#,
     ] {
-        for metadata in [r#"{"name": "plain"}"#, r#"{"name": "esc\"aped"}"#, r#"{"name": null}"#] {
+        for metadata in [
+            r#"{"name": "plain"}"#,
+            r#"{"name": "esc\"aped"}"#,
+            r#"{"name": null}"#,
+        ] {
             let text = format!(r#"{{"metadata": {metadata}, "spec": {spec}}}"#);
             if let Ok(scanned) = head(&mut Cursor::new(text.as_bytes())) {
                 assert_eq!(Ok(scanned), by_serde(text.as_bytes()), "{text}");
