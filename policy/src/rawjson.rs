@@ -132,6 +132,11 @@ impl<'a> Cursor<'a> {
     /// The next raw key of an object (between the quotes, escapes not decoded), the cursor then on
     /// its value, which the caller must consume; `None` after the last member.
     pub fn next_key(&mut self, members: &mut Members) -> Scan<Option<&'a [u8]>> {
+        Ok(self.next_name(members)?.map(|key| key.raw))
+    }
+
+    /// As `next_key`, as a `Key` (whether it has escapes is known from the scan, for free).
+    pub fn next_name(&mut self, members: &mut Members) -> Scan<Option<Key<'a>>> {
         if !self.next_member(members)? {
             return Ok(None);
         }
@@ -139,14 +144,15 @@ impl<'a> Cursor<'a> {
             return self.error();
         }
         let start = self.at;
-        self.at = skip_string(self.text, start)?;
-        let key = self.text.get(start + 1..self.at - 1).unwrap_or_default();
+        let (end, escaped) = skip_string_escaped(self.text, start)?;
+        self.at = end;
+        let raw = self.text.get(start + 1..end - 1).unwrap_or_default();
         if self.peek() != Some(b':') {
             return self.error();
         }
         self.at += 1;
         self.skip_ws();
-        Ok(Some(key))
+        Ok(Some(Key { raw, escaped }))
     }
 
     /// Whether another array item follows (the cursor then on it; the caller must consume it).
@@ -183,11 +189,19 @@ const SHORT_STRING: usize = 32;
 /// The end (exclusive) of the string whose opening quote is at `at`.
 #[inline(always)]
 fn skip_string(text: &[u8], at: usize) -> Scan<usize> {
+    skip_string_escaped(text, at).map(|(end, _)| end)
+}
+
+/// The end (exclusive) of the string whose opening quote is at `at`, and whether it has escapes.
+#[inline(always)]
+fn skip_string_escaped(text: &[u8], at: usize) -> Scan<(usize, bool)> {
     let mut i = at + 1;
+    let mut escaped = false;
     while let Some(found) = quote_or_backslash(text, i) {
         if text.get(found) == Some(&b'"') {
-            return Ok(found + 1);
+            return Ok((found + 1, escaped));
         }
+        escaped = true;
         i = found + 2;
     }
     Err(ScanError(at))
@@ -271,21 +285,14 @@ pub fn key_is(raw: &[u8], key: &str) -> bool {
     serde_json::from_slice::<String>(&quoted).is_ok_and(|decoded| decoded == key)
 }
 
-/// A raw key checked once for escapes, then compared with several names.
+/// A raw key whose escapes the scan noticed, compared with several names.
 #[derive(Debug, Clone, Copy)]
 pub struct Key<'a> {
     raw: &'a [u8],
     escaped: bool,
 }
 
-impl<'a> Key<'a> {
-    pub fn new(raw: &'a [u8]) -> Self {
-        Key {
-            raw,
-            escaped: raw.contains(&b'\\'),
-        }
-    }
-
+impl Key<'_> {
     /// Whether the key is `name` (which has no escapes).
     pub fn is(&self, name: &str) -> bool {
         if self.escaped {

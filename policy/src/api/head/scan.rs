@@ -4,7 +4,7 @@
 
 use super::{HeadInjectionStrategy, HeadMetadata, HeadSpec, SELECTION_ANNOTATIONS, SidecarSetHead};
 use crate::api::LabelSelector;
-use crate::rawjson::{Cursor, Key, Members, ScanError, plain_str};
+use crate::rawjson::{Cursor, Members, ScanError, plain_str};
 use serde::de::DeserializeOwned;
 use std::collections::BTreeMap;
 
@@ -31,8 +31,7 @@ pub(crate) fn head(cursor: &mut Cursor<'_>) -> Read<SidecarSetHead> {
     let mut head = SidecarSetHead::default();
     let mut members = object(cursor)?.ok_or(Fallback)?;
     let mut seen = Seen::default();
-    while let Some(key) = cursor.next_key(&mut members)? {
-        let key = Key::new(key);
+    while let Some(key) = cursor.next_name(&mut members)? {
         if key.is("metadata") {
             seen.once(0)?;
             head.metadata = metadata(cursor)?;
@@ -52,8 +51,7 @@ fn metadata(cursor: &mut Cursor<'_>) -> Read<HeadMetadata> {
         return Ok(metadata);
     };
     let mut seen = Seen::default();
-    while let Some(key) = cursor.next_key(&mut members)? {
-        let key = Key::new(key);
+    while let Some(key) = cursor.next_name(&mut members)? {
         if key.is("name") {
             seen.once(0)?;
             metadata.name = string_or_null(cursor)?.unwrap_or_default();
@@ -62,8 +60,7 @@ fn metadata(cursor: &mut Cursor<'_>) -> Read<HeadMetadata> {
             let Some(mut annotations) = object(cursor)? else {
                 continue;
             };
-            while let Some(key) = cursor.next_key(&mut annotations)? {
-                let key = Key::new(key);
+            while let Some(key) = cursor.next_name(&mut annotations)? {
                 let value = cursor.skip()?;
                 // serde would reject a non-string value anywhere in the map.
                 if value.first() != Some(&b'"') {
@@ -93,8 +90,7 @@ fn spec(cursor: &mut Cursor<'_>) -> Read<HeadSpec> {
         return Ok(spec);
     };
     let mut seen = Seen::default();
-    while let Some(key) = cursor.next_key(&mut members)? {
-        let key = Key::new(key);
+    while let Some(key) = cursor.next_name(&mut members)? {
         if key.is("selector") {
             seen.once(0)?;
             spec.selector = selector(cursor)?;
@@ -120,8 +116,7 @@ fn injection_strategy(cursor: &mut Cursor<'_>) -> Read<HeadInjectionStrategy> {
         return Ok(strategy);
     };
     let mut seen = Seen::default();
-    while let Some(key) = cursor.next_key(&mut members)? {
-        let key = Key::new(key);
+    while let Some(key) = cursor.next_name(&mut members)? {
         if key.is("paused") {
             seen.once(0)?;
             strategy.paused = decode::<Option<bool>>(cursor)?.unwrap_or_default();
