@@ -132,6 +132,11 @@ impl<'a> Cursor<'a> {
     /// The next raw key of an object (between the quotes, escapes not decoded), the cursor then on
     /// its value, which the caller must consume; `None` after the last member.
     pub fn next_key(&mut self, members: &mut Members) -> Scan<Option<&'a [u8]>> {
+        Ok(self.next_name(members)?.map(|key| key.raw))
+    }
+
+    /// As `next_key`, as a `Key` (whether it has escapes is known from the scan, for free).
+    pub fn next_name(&mut self, members: &mut Members) -> Scan<Option<Key<'a>>> {
         if !self.next_member(members)? {
             return Ok(None);
         }
@@ -139,14 +144,15 @@ impl<'a> Cursor<'a> {
             return self.error();
         }
         let start = self.at;
-        self.at = skip_string(self.text, start)?;
-        let key = self.text.get(start + 1..self.at - 1).unwrap_or_default();
+        let (end, escaped) = skip_string_escaped(self.text, start)?;
+        self.at = end;
+        let raw = self.text.get(start + 1..end - 1).unwrap_or_default();
         if self.peek() != Some(b':') {
             return self.error();
         }
         self.at += 1;
         self.skip_ws();
-        Ok(Some(key))
+        Ok(Some(Key { raw, escaped }))
     }
 
     /// Whether another array item follows (the cursor then on it; the caller must consume it).
@@ -177,32 +183,76 @@ impl<'a> Cursor<'a> {
     }
 }
 
+/// How far a string is read a word at a time before handing over to `memchr`.
+const SHORT_STRING: usize = 32;
+
 /// The end (exclusive) of the string whose opening quote is at `at`.
+#[inline(always)]
 fn skip_string(text: &[u8], at: usize) -> Scan<usize> {
+    skip_string_escaped(text, at).map(|(end, _)| end)
+}
+
+/// The end (exclusive) of the string whose opening quote is at `at`, and whether it has escapes.
+#[inline(always)]
+fn skip_string_escaped(text: &[u8], at: usize) -> Scan<(usize, bool)> {
     let mut i = at + 1;
-    while let Some(rest) = text.get(i..) {
-        let offset = memchr::memchr2(b'"', b'\\', rest).ok_or(ScanError(at))?;
-        i += offset;
-        if text.get(i) == Some(&b'"') {
-            return Ok(i + 1);
+    let mut escaped = false;
+    while let Some(found) = quote_or_backslash(text, i) {
+        if text.get(found) == Some(&b'"') {
+            return Ok((found + 1, escaped));
         }
-        i += 2;
+        escaped = true;
+        i = found + 2;
     }
     Err(ScanError(at))
+}
+
+/// The first `"` or `\\` at or after `from`: a word at a time for the first bytes (most strings
+/// in Kubernetes objects are short, and a `memchr` call costs more than reading them), then
+/// `memchr`.
+#[inline(always)]
+fn quote_or_backslash(text: &[u8], from: usize) -> Option<usize> {
+    const ONES: u64 = u64::from_le_bytes([0x01; 8]);
+    const HIGHS: u64 = u64::from_le_bytes([0x80; 8]);
+    const QUOTES: u64 = ONES * b'"' as u64;
+    const BACKSLASHES: u64 = ONES * b'\\' as u64;
+    let mut at = from;
+    while at < from.saturating_add(SHORT_STRING) {
+        let Some(&bytes) = text.get(at..).and_then(|rest| rest.first_chunk::<8>()) else {
+            break;
+        };
+        let word = u64::from_le_bytes(bytes);
+        let (quotes, backslashes) = (word ^ QUOTES, word ^ BACKSLASHES);
+        // The high bit of each zero byte; exact up to the first one.
+        let zeros =
+            (quotes.wrapping_sub(ONES) & !quotes) | (backslashes.wrapping_sub(ONES) & !backslashes);
+        let found = zeros & HIGHS;
+        if found != 0 {
+            return Some(at + (found.trailing_zeros() / 8) as usize);
+        }
+        at += 8;
+    }
+    long_string_rest(text, at)
+}
+
+/// Past the first words of a string, or in the last few bytes of the text.
+#[inline(never)]
+fn long_string_rest(text: &[u8], from: usize) -> Option<usize> {
+    memchr::memchr2(b'"', b'\\', text.get(from..)?).map(|p| from + p)
 }
 
 /// The end (exclusive) of the balanced object or array opening at `at`.
 fn skip_nested(text: &[u8], at: usize) -> Scan<usize> {
     let mut depth = 0usize;
     let mut i = at;
-    while let Some(rest) = text.get(i..) {
-        i += rest
-            .iter()
-            .position(|&b| STRUCTURAL[b as usize])
-            .ok_or(ScanError(at))?;
-        match text.get(i) {
-            Some(b'"') => i = skip_string(text, i)?,
-            Some(b'{' | b'[') => {
+    while let Some(&byte) = text.get(i) {
+        if !STRUCTURAL[byte as usize] {
+            i += 1;
+            continue;
+        }
+        match byte {
+            b'"' => i = skip_string(text, i)?,
+            b'{' | b'[' => {
                 depth += 1;
                 i += 1;
             }
@@ -218,16 +268,49 @@ fn skip_nested(text: &[u8], at: usize) -> Scan<usize> {
     Err(ScanError(at))
 }
 
-/// Whether a raw key is `key`; escaped keys are decoded first.
+/// Whether a raw key is `key` (which has no escapes); escaped keys are decoded first.
 pub fn key_is(raw: &[u8], key: &str) -> bool {
-    if !raw.contains(&b'\\') {
+    // An escape is longer than what it stands for: a raw key of `key`'s length or shorter
+    // matches only byte for byte.
+    if raw.len() <= key.len() {
         return raw == key.as_bytes();
+    }
+    if memchr::memchr(b'\\', raw).is_none() {
+        return false;
     }
     let mut quoted = Vec::with_capacity(raw.len() + 2);
     quoted.push(b'"');
     quoted.extend_from_slice(raw);
     quoted.push(b'"');
     serde_json::from_slice::<String>(&quoted).is_ok_and(|decoded| decoded == key)
+}
+
+/// A raw key whose escapes the scan noticed, compared with several names.
+#[derive(Debug, Clone, Copy)]
+pub struct Key<'a> {
+    raw: &'a [u8],
+    escaped: bool,
+}
+
+impl Key<'_> {
+    /// Whether the key is `name` (which has no escapes).
+    pub fn is(&self, name: &str) -> bool {
+        if self.escaped {
+            key_is(self.raw, name)
+        } else {
+            self.raw == name.as_bytes()
+        }
+    }
+}
+
+/// The contents of a JSON string's text (quotes included) when it reads as itself: no escapes,
+/// no control characters, valid UTF-8, exactly what serde_json would decode it to.
+pub fn plain_str(text: &[u8]) -> Option<&str> {
+    let inner = text.strip_prefix(b"\"")?.strip_suffix(b"\"")?;
+    if inner.iter().any(|&b| b < 0x20 || b == b'"' || b == b'\\') {
+        return None;
+    }
+    std::str::from_utf8(inner).ok()
 }
 
 #[cfg(test)]

@@ -5,6 +5,8 @@ use super::values;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+mod decode;
+
 /// The JSON keys that belong to the SidecarSet extension, never to the pod's container.
 pub const EXTENSION_KEYS: [&str; 6] = [
     "podInjectPolicy",
@@ -15,7 +17,8 @@ pub const EXTENSION_KEYS: [&str; 6] = [
     "resourcesPolicy",
 ];
 
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+/// Decoded by hand (`decode`), with the derive's behaviour; serialised by the derive.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SidecarContainer {
     #[serde(default, deserialize_with = "or_default")]

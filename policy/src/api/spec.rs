@@ -253,6 +253,12 @@ fn is_false(value: &bool) -> bool {
 impl SidecarSet {
     /// Decode from JSON as served (unknown fields ignored, `null` as zero values).
     pub fn deserialize_value(value: &Value) -> Result<Self, serde_json::Error> {
+        Self::from_value(value.clone())
+    }
+
+    /// As `deserialize_value`, taking the JSON: its strings and maps move into the result. The
+    /// one decoder the full type is compiled for (a second would double its code in the module).
+    pub fn from_value(value: Value) -> Result<Self, serde_json::Error> {
         SidecarSet::deserialize(value)
     }
 

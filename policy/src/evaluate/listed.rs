@@ -155,29 +155,40 @@ pub(super) fn decode_all(
 pub(super) fn decode_inline(inline: &[Value], warnings: &mut Vec<String>) -> Vec<SidecarSet> {
     let mut out = Vec::with_capacity(inline.len());
     for item in inline {
-        let mut item = item.clone();
-        admission::apply_defaults(&mut item);
-        out.extend(decode_value(&item, warnings));
+        match SidecarSet::from_value(defaulted(item)) {
+            Ok(sidecarset) => out.push(sidecarset),
+            // The decoder took the item: its name is read again, on this rare path only.
+            Err(error) => warnings.push(ignoring(name_of(&defaulted(item)), &error)),
+        }
     }
     out
 }
 
-/// Through `Value`, the one decoder the full type is compiled for (a second doubles its code).
+fn defaulted(item: &Value) -> Value {
+    let mut item = item.clone();
+    admission::apply_defaults(&mut item);
+    item
+}
+
+/// Through `Value`, the one decoder the full type is compiled for (a second doubles its code);
+/// the tree moves into the result instead of being copied.
 fn full(raw: &[u8], warnings: &mut Vec<String>) -> Option<SidecarSet> {
-    match serde_json::from_slice::<Value>(raw) {
-        Ok(item) => decode_value(&item, warnings),
+    let item = match serde_json::from_slice::<Value>(raw) {
+        Ok(item) => item,
         Err(error) => {
             warnings.push(ignoring("", &error));
+            return None;
+        }
+    };
+    match SidecarSet::from_value(item) {
+        Ok(sidecarset) => Some(sidecarset),
+        // The decoder took the item: its name is read again, on this rare path only.
+        Err(error) => {
+            let item = serde_json::from_slice::<Value>(raw).unwrap_or_default();
+            warnings.push(ignoring(name_of(&item), &error));
             None
         }
     }
-}
-
-/// One item in full; one that does not decode is skipped with a warning, as an informer drops it.
-fn decode_value(item: &Value, warnings: &mut Vec<String>) -> Option<SidecarSet> {
-    SidecarSet::deserialize_value(item)
-        .map_err(|error| warnings.push(ignoring(name_of(item), &error)))
-        .ok()
 }
 
 fn undecodable(raw: &[u8], error: &serde_json::Error) -> String {

@@ -80,20 +80,22 @@ pub fn evaluate(
     if !request.is_object() {
         return Verdict::reject("the admission request is not a JSON object", 400);
     }
-    let text = |pointer: &str| {
-        request
-            .pointer(pointer)
+    // Plain lookups, not `Value::pointer`: these run on every request.
+    let text = |path: &[&str]| {
+        path.iter()
+            .try_fold(&request, |value, key| value.get(key))
             .and_then(Value::as_str)
             .unwrap_or("")
-            .to_string()
     };
-    if !text("/subResource").is_empty() {
+    if !text(&["subResource"]).is_empty() {
         return Verdict::accept();
     }
-    let operation = text("/operation");
-    match (text("/kind/group").as_str(), text("/kind/kind").as_str()) {
-        ("", "Pod") if operation == "CREATE" => admit_pod(&mut request, settings, cluster, now),
-        ("apps.kruise.io", "SidecarSet") if matches!(operation.as_str(), "CREATE" | "UPDATE") => {
+    let operation = text(&["operation"]);
+    let create = operation == "CREATE";
+    let create_or_update = matches!(operation, "CREATE" | "UPDATE");
+    match (text(&["kind", "group"]), text(&["kind", "kind"])) {
+        ("", "Pod") if create => admit_pod(&mut request, settings, cluster, now),
+        ("apps.kruise.io", "SidecarSet") if create_or_update => {
             admit_sidecarset(&request, settings, cluster)
         }
         _ => Verdict::accept(),
@@ -117,13 +119,16 @@ fn admit_pod(
     if !is_active(&pod) {
         return Verdict::accept();
     }
-    let namespace = [pod.pointer("/metadata/namespace"), request.get("namespace")]
-        .into_iter()
-        .flatten()
-        .filter_map(Value::as_str)
-        .find(|n| !n.is_empty())
-        .unwrap_or("default")
-        .to_string();
+    let namespace = [
+        pod.get("metadata").and_then(|m| m.get("namespace")),
+        request.get("namespace"),
+    ]
+    .into_iter()
+    .flatten()
+    .filter_map(Value::as_str)
+    .find(|n| !n.is_empty())
+    .unwrap_or("default")
+    .to_string();
     let labels = inject::pod::labels(&pod);
     let mut warnings = Vec::new();
     let inline_all: Vec<SidecarSet>;
@@ -167,9 +172,13 @@ fn admit_pod(
 
 /// Succeeded/Failed pods and pods being deleted are left alone (§3.1).
 fn is_active(pod: &Value) -> bool {
-    let phase = pod.pointer("/status/phase").and_then(Value::as_str);
+    let phase = pod
+        .get("status")
+        .and_then(|s| s.get("phase"))
+        .and_then(Value::as_str);
     let deleting = pod
-        .pointer("/metadata/deletionTimestamp")
+        .get("metadata")
+        .and_then(|m| m.get("deletionTimestamp"))
         .is_some_and(|t| !t.is_null());
     !deleting && !matches!(phase, Some("Succeeded" | "Failed"))
 }

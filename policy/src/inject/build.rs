@@ -1,7 +1,7 @@
 //! §3.7 buildSidecars: what each matched SidecarSet adds to a new pod.
 
 use super::InjectError;
-use super::pod::{list, str_of};
+use super::pod::str_of;
 use super::share::{
     append_missing_env, merge_by_path, shared_devices, shared_mounts, transfer_envs,
 };
@@ -181,7 +181,7 @@ fn prepare(
     };
     let mut transfer = transfer_envs(sidecar, pod.containers, pod.labels, pod.annotations);
     let mut deduped = Vec::new();
-    transfer.extend(subpath_envs);
+    transfer.extend(subpath_envs.into_iter().cloned());
     append_missing_env(&mut deduped, transfer);
 
     injected_volumes.extend(
@@ -191,17 +191,19 @@ fn prepare(
     );
 
     let mut container = sidecar.to_pod_container();
-    let own_mounts = list(&container, "volumeMounts").to_vec();
-    let own_devices = list(&container, "volumeDevices").to_vec();
+    // The container's own lists are moved out (an empty list left in place), not copied.
+    let own_mounts = take_list(&mut container, "volumeMounts");
+    let own_devices = take_list(&mut container, "volumeDevices");
     let mut used: BTreeSet<String> = own_mounts
         .iter()
         .map(|m| str_of(m, "mountPath"))
         .chain(own_devices.iter().map(|d| str_of(d, "devicePath")))
         .map(str::to_string)
         .collect();
-    let merged_mounts = merge_by_path(&own_mounts, &mounts, "mountPath", &mut used);
+    let merged_mounts = merge_by_path(own_mounts, mounts, "mountPath", &mut used);
 
-    let mut env = list(&container, "env").to_vec();
+    let mut env = take_list(&mut container, "env");
+    env.reserve(1 + deduped.len());
     env.push(serde_json::json!({"name": IS_INJECTED_ENV, "value": "true"}));
     append_missing_env(&mut env, deduped);
 
@@ -217,7 +219,7 @@ fn prepare(
             .map(str::to_string)
             .collect();
         merge_by_path(
-            &own_devices,
+            own_devices,
             &shared_devices(pod.containers),
             "devicePath",
             &mut used,
@@ -234,6 +236,15 @@ fn prepare(
         container.insert("volumeDevices".into(), Value::Array(merged_devices));
     }
     container
+}
+
+/// The array under `key`, moved out and an empty one left in its place; anything else under
+/// `key` stays as it is and reads as empty (as `list` does).
+fn take_list(object: &mut Map<String, Value>, key: &str) -> Vec<Value> {
+    match object.get_mut(key) {
+        Some(Value::Array(items)) => std::mem::take(items),
+        _ => Vec::new(),
+    }
 }
 
 /// Add the prepared container, or its hot-upgrade twins (§3.7.6).

@@ -22,8 +22,9 @@ pub(crate) fn app_containers(
         })
 }
 
-/// The app containers' volumeMounts, plus the env vars their `subPathExpr`s reference.
-pub(crate) fn shared_mounts(pod_containers: &[Value]) -> (Vec<Value>, Vec<Value>) {
+/// The app containers' volumeMounts, plus the env vars their `subPathExpr`s reference
+/// (borrowed: only the ones a sidecar takes are copied).
+pub(crate) fn shared_mounts(pod_containers: &[Value]) -> (Vec<&Value>, Vec<&Value>) {
     let mut mounts = Vec::new();
     let mut envs = Vec::new();
     for container in app_containers(pod_containers) {
@@ -31,10 +32,10 @@ pub(crate) fn shared_mounts(pod_containers: &[Value]) -> (Vec<Value>, Vec<Value>
         for mount in list(container, "volumeMounts") {
             for name in subpath_expr_vars(str_of(mount, "subPathExpr")) {
                 if let Some(env) = container_envs.iter().find(|e| str_of(e, "name") == name) {
-                    envs.push(env.clone());
+                    envs.push(env);
                 }
             }
-            mounts.push(mount.clone());
+            mounts.push(mount);
         }
     }
     (mounts, envs)
@@ -52,6 +53,9 @@ fn subpath_expr_vars(expr: &str) -> Vec<&str> {
     let is_first = |c: char| c.is_ascii_alphabetic() || matches!(c, '-' | '.' | '_');
     let is_rest = |c: char| is_first(c) || c.is_ascii_digit();
     let mut found = Vec::new();
+    if !expr.contains("$(") {
+        return found;
+    }
     let mut rest = expr;
     while let Some(start) = rest.find("$(") {
         let after = &rest[start + 2..];
@@ -95,14 +99,17 @@ pub(crate) fn transfer_envs(
         else {
             continue;
         };
-        for name in names {
-            if let Some(env) = list(container, "env")
-                .iter()
-                .find(|e| str_of(e, "name") == name)
+        // One pass over the env: the first of each name, then in the names' order.
+        let mut first: Vec<Option<&Value>> = vec![None; names.len()];
+        for env in list(container, "env") {
+            let name = str_of(env, "name");
+            if let Some(index) = names.iter().position(|n| *n == name)
+                && let Some(slot @ None) = first.get_mut(index)
             {
-                out.push(env.clone());
+                *slot = Some(env);
             }
         }
+        out.extend(first.into_iter().flatten().cloned());
     }
     out
 }
@@ -139,16 +146,17 @@ pub(crate) fn split_subscript(field_path: &str) -> Option<(&str, &str)> {
 }
 
 /// Own items first, then shared ones whose path is not used yet (first wins).
-pub(crate) fn merge_by_path(
-    own: &[Value],
-    shared: &[Value],
+pub(crate) fn merge_by_path<'a>(
+    own: Vec<Value>,
+    shared: impl IntoIterator<Item = &'a Value>,
     path_key: &str,
     used: &mut BTreeSet<String>,
 ) -> Vec<Value> {
-    let mut out = own.to_vec();
+    let mut out = own;
     for item in shared {
         let path = str_of(item, path_key);
-        if used.insert(path.to_string()) {
+        if !used.contains(path) {
+            used.insert(path.to_string());
             out.push(item.clone());
         }
     }

@@ -167,3 +167,30 @@ proptest! {
         let _ = items(&bytes);
     }
 }
+
+/// The string scan byte by byte, as first written: the word-at-a-time one must agree with it.
+fn skip_string_bytewise(text: &[u8], at: usize) -> super::Scan<usize> {
+    let mut i = at + 1;
+    while let Some(&byte) = text.get(i) {
+        match byte {
+            b'"' => return Ok(i + 1),
+            b'\\' => i += 2,
+            _ => i += 1,
+        }
+    }
+    Err(ScanError(at))
+}
+
+proptest! {
+    #[test]
+    fn strings_end_where_a_bytewise_scan_says(
+        bytes in prop::collection::vec(
+            prop_oneof![1 => Just(b'"'), 2 => Just(b'\\'), 30 => any::<u8>()], 0..120),
+        start in 0usize..4,
+    ) {
+        let mut text = vec![b' '; start];
+        text.push(b'"');
+        text.extend(bytes);
+        prop_assert_eq!(skip_string(&text, start), skip_string_bytewise(&text, start));
+    }
+}

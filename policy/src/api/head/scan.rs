@@ -3,8 +3,10 @@
 //! `Fallback`, and the caller lets serde decide.
 
 use super::{HeadInjectionStrategy, HeadMetadata, HeadSpec, SELECTION_ANNOTATIONS, SidecarSetHead};
-use crate::rawjson::{Cursor, Members, ScanError, key_is};
+use crate::api::LabelSelector;
+use crate::rawjson::{Cursor, Members, ScanError, plain_str};
 use serde::de::DeserializeOwned;
+use std::collections::BTreeMap;
 
 /// Not the plain shape: serde decides.
 #[derive(Debug)]
@@ -29,12 +31,12 @@ pub(crate) fn head(cursor: &mut Cursor<'_>) -> Read<SidecarSetHead> {
     let mut head = SidecarSetHead::default();
     let mut members = object(cursor)?.ok_or(Fallback)?;
     let mut seen = Seen::default();
-    while let Some(key) = cursor.next_key(&mut members)? {
-        if key_is(key, "metadata") {
-            seen.once("metadata")?;
+    while let Some(key) = cursor.next_name(&mut members)? {
+        if key.is("metadata") {
+            seen.once(0)?;
             head.metadata = metadata(cursor)?;
-        } else if key_is(key, "spec") {
-            seen.once("spec")?;
+        } else if key.is("spec") {
+            seen.once(1)?;
             head.spec = spec(cursor)?;
         } else {
             cursor.skip()?;
@@ -49,22 +51,22 @@ fn metadata(cursor: &mut Cursor<'_>) -> Read<HeadMetadata> {
         return Ok(metadata);
     };
     let mut seen = Seen::default();
-    while let Some(key) = cursor.next_key(&mut members)? {
-        if key_is(key, "name") {
-            seen.once("name")?;
-            metadata.name = decode::<Option<String>>(cursor)?.unwrap_or_default();
-        } else if key_is(key, "annotations") {
-            seen.once("annotations")?;
+    while let Some(key) = cursor.next_name(&mut members)? {
+        if key.is("name") {
+            seen.once(0)?;
+            metadata.name = string_or_null(cursor)?.unwrap_or_default();
+        } else if key.is("annotations") {
+            seen.once(1)?;
             let Some(mut annotations) = object(cursor)? else {
                 continue;
             };
-            while let Some(key) = cursor.next_key(&mut annotations)? {
+            while let Some(key) = cursor.next_name(&mut annotations)? {
                 let value = cursor.skip()?;
                 // serde would reject a non-string value anywhere in the map.
                 if value.first() != Some(&b'"') {
                     return Err(Fallback);
                 }
-                if let Some(wanted) = SELECTION_ANNOTATIONS.iter().find(|k| key_is(key, k)) {
+                if let Some(wanted) = SELECTION_ANNOTATIONS.iter().find(|k| key.is(k)) {
                     let value = serde_json::from_slice(value)?;
                     if metadata
                         .annotations
@@ -88,18 +90,18 @@ fn spec(cursor: &mut Cursor<'_>) -> Read<HeadSpec> {
         return Ok(spec);
     };
     let mut seen = Seen::default();
-    while let Some(key) = cursor.next_key(&mut members)? {
-        if key_is(key, "selector") {
-            seen.once("selector")?;
-            spec.selector = decode(cursor)?;
-        } else if key_is(key, "namespace") {
-            seen.once("namespace")?;
-            spec.namespace = decode::<Option<String>>(cursor)?.unwrap_or_default();
-        } else if key_is(key, "namespaceSelector") {
-            seen.once("namespaceSelector")?;
-            spec.namespace_selector = decode(cursor)?;
-        } else if key_is(key, "injectionStrategy") {
-            seen.once("injectionStrategy")?;
+    while let Some(key) = cursor.next_name(&mut members)? {
+        if key.is("selector") {
+            seen.once(0)?;
+            spec.selector = selector(cursor)?;
+        } else if key.is("namespace") {
+            seen.once(1)?;
+            spec.namespace = string_or_null(cursor)?.unwrap_or_default();
+        } else if key.is("namespaceSelector") {
+            seen.once(2)?;
+            spec.namespace_selector = selector(cursor)?;
+        } else if key.is("injectionStrategy") {
+            seen.once(3)?;
             spec.injection_strategy = injection_strategy(cursor)?;
         } else {
             cursor.skip()?;
@@ -114,9 +116,9 @@ fn injection_strategy(cursor: &mut Cursor<'_>) -> Read<HeadInjectionStrategy> {
         return Ok(strategy);
     };
     let mut seen = Seen::default();
-    while let Some(key) = cursor.next_key(&mut members)? {
-        if key_is(key, "paused") {
-            seen.once("paused")?;
+    while let Some(key) = cursor.next_name(&mut members)? {
+        if key.is("paused") {
+            seen.once(0)?;
             strategy.paused = decode::<Option<bool>>(cursor)?.unwrap_or_default();
         } else {
             cursor.skip()?;
@@ -134,16 +136,79 @@ fn decode<T: DeserializeOwned>(cursor: &mut Cursor<'_>) -> Read<T> {
     Ok(serde_json::from_slice(cursor.skip()?)?)
 }
 
-/// serde rejects a duplicate field; so does the scan, by handing over.
+/// An `Option<String>` as serde reads it; plain strings and `null` without serde's machinery.
+fn string_or_null(cursor: &mut Cursor<'_>) -> Read<Option<String>> {
+    let text = cursor.skip()?;
+    if text == b"null" {
+        return Ok(None);
+    }
+    match plain_str(text) {
+        Some(plain) => Ok(Some(plain.to_string())),
+        None => Ok(serde_json::from_slice(text)?),
+    }
+}
+
+/// An `Option<LabelSelector>` as serde reads it. The common shape (only `matchLabels`, plain
+/// strings) is read directly; any other goes to serde whole, so the result is always serde's.
+fn selector(cursor: &mut Cursor<'_>) -> Read<Option<LabelSelector>> {
+    let mut probe = cursor.clone();
+    if let Some(selector) = match_labels_only(&mut probe) {
+        *cursor = probe;
+        return Ok(selector);
+    }
+    decode(cursor)
+}
+
+/// `null`, or an object whose members are all `matchLabels` (an object of plain strings, or
+/// `null`); `None` for anything else. Strict where the scan is lenient: it stands for serde.
+fn match_labels_only(cursor: &mut Cursor<'_>) -> Option<Option<LabelSelector>> {
+    let Some(mut members) = cursor.object().ok()? else {
+        return Some(None);
+    };
+    let mut selector = LabelSelector::default();
+    while let Some(key) = cursor.next_key(&mut members).ok()? {
+        if key != b"matchLabels" {
+            return None;
+        }
+        // serde keeps the last of duplicated members.
+        selector.match_labels = string_map(cursor)?;
+    }
+    Some(Some(selector))
+}
+
+/// `null` or an object of plain string keys and values; `None` for anything else.
+fn string_map(cursor: &mut Cursor<'_>) -> Option<Option<BTreeMap<String, String>>> {
+    let Some(mut members) = cursor.object().ok()? else {
+        return Some(None);
+    };
+    let mut map = BTreeMap::new();
+    while let Some(key) = cursor.next_key(&mut members).ok()? {
+        let key = plain_key(key)?;
+        let value = plain_str(cursor.skip().ok()?)?;
+        map.insert(key.to_string(), value.to_string());
+    }
+    Some(Some(map))
+}
+
+/// A raw key that reads as itself (see `plain_str`).
+fn plain_key(raw: &[u8]) -> Option<&str> {
+    if raw.iter().any(|&b| b < 0x20 || b == b'\\') {
+        return None;
+    }
+    std::str::from_utf8(raw).ok()
+}
+
+/// serde rejects a duplicate field; so does the scan, by handing over. Fields by index.
 #[derive(Default)]
-struct Seen(Vec<&'static str>);
+struct Seen(u8);
 
 impl Seen {
-    fn once(&mut self, field: &'static str) -> Read<()> {
-        if self.0.contains(&field) {
+    fn once(&mut self, field: u8) -> Read<()> {
+        let bit = 1u8 << field;
+        if self.0 & bit != 0 {
             return Err(Fallback);
         }
-        self.0.push(field);
+        self.0 |= bit;
         Ok(())
     }
 }

@@ -119,3 +119,46 @@ proptest! {
         prop_assert_eq!(SidecarSetHead::from_json(&text).map_err(|e| e.to_string()), by_serde(&text));
     }
 }
+
+/// Selectors and names read without serde agree with serde, whatever their text.
+#[test]
+fn selectors_and_names_read_directly_agree_with_serde() {
+    for spec in [
+        r#"{"selector": {"matchLabels": {"app": "web", "tier": "a"}}}"#,
+        r#"{"selector": {"matchLabels": {"app": "web", "app": "db"}}}"#,
+        r#"{"selector": {"matchLabels": {"app": "w\u00e9b"}}}"#,
+        r#"{"selector": {"matchLabels": {"a\"pp": "web"}}}"#,
+        r#"{"selector": {"matchLabels": {"app": null}}}"#,
+        r#"{"selector": {"matchLabels": {"app": 1}}}"#,
+        r#"{"selector": {"matchLabels": null}}"#,
+        r#"{"selector": {"matchLabels": {}, "matchLabels": {"a": "b"}}}"#,
+        r#"{"selector": {"matchLabels": {"a": "b"}, "other": [1, }]}}"#,
+        r#"{"selector": {"matchLabels": {"a": "b",}}}"#,
+        r#"{"selector": {"matchLabels": {"a": "b"}, "matchExpressions": null}}"#,
+        r#"{"selector": {"match\u004cabels": {"a": "b"}}}"#,
+        r#"{"selector": {}}"#,
+        r#"{"selector": null}"#,
+        r#"{"selector": nul}"#,
+        r#"{"selector": {"matchLabels": {"a": "tab	here"}}}"#,
+        r#"{"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": "ns"}}}"#,
+        r#"{"namespace": "n\u0073", "namespaceSelector": {"matchLabels": {"x": "y"}}}"#,
+    ] {
+        for metadata in [
+            r#"{"name": "plain"}"#,
+            r#"{"name": "esc\"aped"}"#,
+            r#"{"name": null}"#,
+        ] {
+            let text = format!(r#"{{"metadata": {metadata}, "spec": {spec}}}"#);
+            if let Ok(scanned) = head(&mut Cursor::new(text.as_bytes())) {
+                assert_eq!(Ok(scanned), by_serde(text.as_bytes()), "{text}");
+            }
+            assert_eq!(
+                SidecarSetHead::from_json(text.as_bytes()).map_err(|e| e.to_string()),
+                by_serde(text.as_bytes()),
+                "{text}"
+            );
+        }
+    }
+    let invalid_utf8 = b"{\"spec\": {\"selector\": {\"matchLabels\": {\"a\": \"\xff\"}}}}";
+    assert!(head(&mut Cursor::new(invalid_utf8)).is_err());
+}
