@@ -1,7 +1,8 @@
 //! The module's allocator. Every evaluation runs in a fresh instance that is thrown away after
 //! one call, so memory never needs to be reused: allocations bump through a fixed arena (no free
 //! lists, no coalescing) and only fall back to the system allocator once the arena is full, so a
-//! huge request still gets all the memory the host allows.
+//! huge request still gets all the memory the host allows. A host that reuses instances uses up
+//! the arena once and then runs on the system allocator: nothing leaks past `ARENA_BYTES`.
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::UnsafeCell;
