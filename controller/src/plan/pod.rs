@@ -1,6 +1,6 @@
 //! Total accessors over a cached pod: absent fields read as empty, never panic.
 
-use crate::cached_pod::{CachedContainer, CachedContainerStatus, CachedPod};
+use crate::cached_pod::{CachedContainer, CachedContainerStatus, CachedPod, Section};
 use k8s_openapi::api::core::v1::PodCondition;
 use sidecarset_policy::selector::Labels;
 
@@ -22,6 +22,11 @@ pub(crate) fn labels(pod: &CachedPod) -> &Labels {
     pod.labels()
 }
 
+/// The value of label `key`, read from the packed names.
+pub(crate) fn label<'p>(pod: &'p CachedPod, key: &str) -> Option<&'p str> {
+    pod.facts.names.value(Section::Labels, key)
+}
+
 pub(crate) fn annotations(pod: &CachedPod) -> &Labels {
     pod.annotations.as_ref().unwrap_or(&EMPTY_MAP)
 }
@@ -31,7 +36,36 @@ pub(crate) fn containers(pod: &CachedPod) -> &[CachedContainer] {
 }
 
 pub(crate) fn container<'p>(pod: &'p CachedPod, name: &str) -> Option<&'p CachedContainer> {
-    pod.containers.iter().find(|c| c.name == name)
+    // The packed names are the containers' names in order.
+    pod.containers.get(container_position(pod, name)?)
+}
+
+/// Where container `name` is among the pod's containers (what the patch addresses).
+pub(crate) fn container_position(pod: &CachedPod, name: &str) -> Option<usize> {
+    pod.facts.names.position(Section::Containers, name)
+}
+
+/// The name of the `position`th container, read from the packed names.
+pub(crate) fn container_name(pod: &CachedPod, position: usize) -> &str {
+    pod.facts.names.name(Section::Containers, position)
+}
+
+/// The name of the `position`th container status, read from the packed names.
+pub(crate) fn status_name(pod: &CachedPod, position: usize) -> &str {
+    pod.facts.names.name(Section::Statuses, position)
+}
+
+/// The pod's working container of hot sidecar `sidecar`.
+pub(crate) fn working_container<'p>(pod: &'p CachedPod, sidecar: &str) -> Option<&'p str> {
+    pod.facts.names.value(Section::Working, sidecar)
+}
+
+/// Whether the injected-list names `sidecarset`.
+pub(crate) fn is_injected_by(pod: &CachedPod, sidecarset: &str) -> bool {
+    pod.facts
+        .names
+        .position(Section::Injected, sidecarset)
+        .is_some()
 }
 
 /// The spec image of container `name`, `""` when the container or its image is absent.
@@ -51,7 +85,8 @@ pub(crate) fn container_status<'p>(
     pod: &'p CachedPod,
     name: &str,
 ) -> Option<&'p CachedContainerStatus> {
-    pod.container_statuses.iter().find(|s| s.name == name)
+    let position = pod.facts.names.position(Section::Statuses, name)?;
+    pod.container_statuses.get(position)
 }
 
 pub(crate) fn condition<'p>(pod: &'p CachedPod, type_: &str) -> Option<&'p PodCondition> {

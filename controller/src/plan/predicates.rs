@@ -10,8 +10,9 @@ pub(crate) fn is_state_consistent<N: AsRef<str>>(view: &PodView, names: &[N]) ->
     if pod::containers(pod).len() != pod::container_statuses(pod).len() {
         return false;
     }
-    for container in pod::containers(pod) {
-        if !names.iter().any(|n| n.as_ref() == container.name) {
+    for (position, container) in pod::containers(pod).iter().enumerate() {
+        let name = pod::container_name(pod, position);
+        if !names.iter().any(|n| n.as_ref() == name) {
             continue;
         }
         if !container.digest_image {
@@ -33,14 +34,15 @@ pub(crate) fn is_update_completed<N: AsRef<str>>(view: &PodView, names: &[N]) ->
         RecordedStatuses::Unparsable => return false,
         RecordedStatuses::Recorded(recorded) => recorded,
     };
-    pod::container_statuses(view.pod).iter().all(|status| {
-        if !names.iter().any(|n| n.as_ref() == status.name) {
+    let statuses = pod::container_statuses(view.pod).iter().enumerate();
+    statuses.into_iter().all(|(position, status)| {
+        let name = pod::status_name(view.pod, position);
+        if !names.iter().any(|n| n.as_ref() == name) {
             return true;
         }
-        match recorded.get(&status.name) {
+        match recorded.get(name) {
             Some(old) => {
-                old.image_id != status.image_id
-                    || pod::image_of(view.pod, &status.name) == status.image
+                old.image_id != status.image_id || pod::image_of(view.pod, name) == status.image
             }
             None => true,
         }
