@@ -25,7 +25,7 @@ use sidecarset_policy::annotations::UPGRADABLE_CONDITION;
 use sidecarset_policy::selector::Labels;
 
 pub(crate) use facts::{PodFacts, UpdateStates};
-pub(crate) use names::Section;
+pub(crate) use names::{CONTAINER_READY, DIGEST_IMAGE, RUNS_SPEC_IMAGE, Section};
 
 const READY: &str = "Ready";
 

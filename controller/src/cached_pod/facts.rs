@@ -1,7 +1,9 @@
 //! What every plan reads of a pod that no SidecarSet changes: decoded annotations and condition
 //! and status summaries, computed once per pod version.
 
-use super::names::{NameTable, NameTableBuilder, Section};
+use super::names::{
+    CONTAINER_READY, DIGEST_IMAGE, NameTable, NameTableBuilder, RUNS_SPEC_IMAGE, Section,
+};
 use super::{CachedPod, READY};
 use k8s_openapi::jiff::Timestamp;
 use sidecarset_policy::annotations::{
@@ -105,11 +107,22 @@ fn name_table(
     working: &BTreeMap<String, String>,
 ) -> NameTable {
     let mut table = NameTableBuilder::default();
-    pod.containers.iter().for_each(|c| table.push(&c.name));
+    for container in &pod.containers {
+        let flags = (if container.digest_image {
+            DIGEST_IMAGE
+        } else {
+            0
+        }) | (if container.runs_spec_image {
+            RUNS_SPEC_IMAGE
+        } else {
+            0
+        });
+        table.push_flagged(&container.name, flags);
+    }
     table.end(Section::Containers);
-    pod.container_statuses
-        .iter()
-        .for_each(|s| table.push(&s.name));
+    for status in &pod.container_statuses {
+        table.push_flagged(&status.name, if status.ready { CONTAINER_READY } else { 0 });
+    }
     table.end(Section::Statuses);
     injected.iter().for_each(|name| table.push(name));
     table.end(Section::Injected);
@@ -135,6 +148,10 @@ fn name_table(
         table.push(value);
     }
     table.end(Section::Labels);
+    for container in &pod.containers {
+        table.push(container.image.as_deref().unwrap_or(""));
+    }
+    table.end(Section::Images);
     table.build()
 }
 

@@ -8,7 +8,16 @@
 struct Span {
     start: u32,
     end: u32,
+    /// What the planner reads of the entry besides its text (see the flag constants).
+    flags: u8,
 }
+
+/// Flag of a [`Section::Containers`] entry: the spec image is a digest reference.
+pub(crate) const DIGEST_IMAGE: u8 = 1;
+/// Flag of a [`Section::Containers`] entry: a status of this name runs the spec image's digest.
+pub(crate) const RUNS_SPEC_IMAGE: u8 = 2;
+/// Flag of a [`Section::Statuses`] entry: the container is ready.
+pub(crate) const CONTAINER_READY: u8 = 1;
 
 /// The sections of a table, in packing order.
 #[derive(Debug, Clone, Copy)]
@@ -27,9 +36,11 @@ pub(crate) enum Section {
     Working,
     /// (key, value) pairs of the labels, sorted: what the priority and scatter sorts read.
     Labels,
+    /// Spec container images, in container order (`""` when absent).
+    Images,
 }
 
-const SECTIONS: usize = 7;
+const SECTIONS: usize = 8;
 
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub(crate) struct NameTable {
@@ -53,11 +64,16 @@ fn offset(value: usize) -> u32 {
 
 impl NameTableBuilder {
     pub fn push(&mut self, value: &str) {
+        self.push_flagged(value, 0);
+    }
+
+    pub fn push_flagged(&mut self, value: &str, flags: u8) {
         let start = offset(self.text.len());
         self.text.push_str(value);
         self.spans.push(Span {
             start,
             end: offset(self.text.len()),
+            flags,
         });
     }
 
@@ -97,6 +113,13 @@ impl NameTable {
         self.section(section)
             .get(position)
             .map_or("", |&span| self.text(span))
+    }
+
+    /// Whether the `position`th entry of `section` has `flag`.
+    pub fn has_flag(&self, section: Section, position: usize, flag: u8) -> bool {
+        self.section(section)
+            .get(position)
+            .is_some_and(|span| span.flags & flag != 0)
     }
 
     /// Where `name` first appears in `section`.

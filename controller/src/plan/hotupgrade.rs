@@ -21,10 +21,8 @@ pub(crate) fn choose_twin<'a>(
     if pod::image_of(pod, second) == hot.empty_image {
         return (second, first);
     }
-    let ready = |name: &str| {
-        pod::container_status(pod, name).is_some_and(|s| s.ready)
-            && is_state_consistent(view, &[name])
-    };
+    let ready =
+        |name: &str| pod::is_container_ready(pod, name) && is_state_consistent(view, &[name]);
     match (ready(first), ready(second)) {
         (true, false) => (second, first),
         (false, true) => (first, second),

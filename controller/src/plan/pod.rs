@@ -1,6 +1,9 @@
 //! Total accessors over a cached pod: absent fields read as empty, never panic.
 
-use crate::cached_pod::{CachedContainer, CachedContainerStatus, CachedPod, Section};
+use crate::cached_pod::{
+    CONTAINER_READY, CachedContainer, CachedContainerStatus, CachedPod, DIGEST_IMAGE,
+    RUNS_SPEC_IMAGE, Section,
+};
 use k8s_openapi::api::core::v1::PodCondition;
 use sidecarset_policy::selector::Labels;
 
@@ -70,11 +73,34 @@ pub(crate) fn is_injected_by(pod: &CachedPod, sidecarset: &str) -> bool {
 
 /// The spec image of container `name`, `""` when the container or its image is absent.
 pub(crate) fn image_of<'p>(pod: &'p CachedPod, name: &str) -> &'p str {
-    container(pod, name).map_or("", image)
+    container_position(pod, name).map_or("", |position| image_at(pod, position))
 }
 
-pub(crate) fn image(container: &CachedContainer) -> &str {
-    container.image.as_deref().unwrap_or("")
+/// The spec image of the `position`th container (`""` when absent), from the packed names.
+pub(crate) fn image_at(pod: &CachedPod, position: usize) -> &str {
+    pod.facts.names.name(Section::Images, position)
+}
+
+/// Whether the `position`th container's spec image is a digest reference.
+pub(crate) fn has_digest_image(pod: &CachedPod, position: usize) -> bool {
+    pod.facts
+        .names
+        .has_flag(Section::Containers, position, DIGEST_IMAGE)
+}
+
+/// Whether a status of the `position`th container's name runs its spec image's digest.
+pub(crate) fn runs_spec_image(pod: &CachedPod, position: usize) -> bool {
+    pod.facts
+        .names
+        .has_flag(Section::Containers, position, RUNS_SPEC_IMAGE)
+}
+
+/// Whether the status of container `name` is ready (false without one).
+pub(crate) fn is_container_ready(pod: &CachedPod, name: &str) -> bool {
+    let names = &pod.facts.names;
+    names
+        .position(Section::Statuses, name)
+        .is_some_and(|position| names.has_flag(Section::Statuses, position, CONTAINER_READY))
 }
 
 pub(crate) fn container_statuses(pod: &CachedPod) -> &[CachedContainerStatus] {
