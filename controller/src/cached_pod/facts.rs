@@ -39,8 +39,8 @@ pub(crate) struct PodFacts {
     pub working: BTreeMap<String, String>,
     pub update_states: UpdateStates,
     /// Container and status names, the injected names, both hash annotations as SidecarSet
-    /// name → hash (`pod_hash_of` of every name; absent = ""), the working map and the labels,
-    /// packed.
+    /// name → hash (`pod_hash_of` of every name; absent = ""), the working map, the labels, the
+    /// container images, namespace and name, packed.
     pub names: NameTable,
 }
 
@@ -152,6 +152,9 @@ fn name_table(
         table.push(container.image.as_deref().unwrap_or(""));
     }
     table.end(Section::Images);
+    table.push(pod.namespace());
+    table.push(pod.name());
+    table.end(Section::Identity);
     table.build()
 }
 

@@ -1,5 +1,5 @@
 //! The strings every plan compares for every pod (container and status names, injected-list
-//! names, hash entries, working-map entries, labels) packed into one buffer: a plan then reads a few
+//! names, hash entries, working-map entries, labels, images, namespace and name) packed into one buffer: a plan then reads a few
 //! contiguous cache lines per pod instead of one heap object per string.
 
 /// Where one string sits in [`NameTable::text`]. Pods are at most a few MiB (the API server's
@@ -38,9 +38,11 @@ pub(crate) enum Section {
     Labels,
     /// Spec container images, in container order (`""` when absent).
     Images,
+    /// The namespace, then the name (`""` when absent): the sorts' tie-breaks.
+    Identity,
 }
 
-const SECTIONS: usize = 8;
+const SECTIONS: usize = 9;
 
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub(crate) struct NameTable {

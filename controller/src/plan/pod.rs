@@ -9,12 +9,14 @@ use sidecarset_policy::selector::Labels;
 
 static EMPTY_MAP: Labels = Labels::new();
 
+/// Read from the packed names, next to what the sorts compare.
 pub(crate) fn name(pod: &CachedPod) -> &str {
-    pod.name()
+    pod.facts.names.name(Section::Identity, 1)
 }
 
+/// Read from the packed names, next to what the sorts compare.
 pub(crate) fn namespace(pod: &CachedPod) -> &str {
-    pod.namespace()
+    pod.facts.names.name(Section::Identity, 0)
 }
 
 pub(crate) fn uid(pod: &CachedPod) -> &str {

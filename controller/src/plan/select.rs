@@ -41,17 +41,65 @@ pub(crate) fn filter(matched: &[PodView]) -> Selection {
 pub(crate) fn sort(
     strategy: &SidecarSetUpdateStrategy,
     matched: &[PodView],
+    inputs: &SortInputs,
     wait: &mut Vec<usize>,
 ) {
     sort_active_pods(matched, wait);
     if let Some(priority) = &strategy.priority_strategy {
-        sort_by_priority(priority, matched, wait);
+        sort_by_priority(priority, matched, inputs, wait);
     }
     if !strategy.scatter_strategy.is_empty() {
-        let columns = LabelColumns::of(&strategy.scatter_strategy, matched);
-        let terms = expand_terms(&strategy.scatter_strategy, &columns, matched);
-        scatter(&terms, &columns, wait);
+        let terms = expand_terms(&strategy.scatter_strategy, &inputs.columns);
+        scatter(&terms, &inputs.columns, wait);
     }
+}
+
+/// What the priority and scatter sorts read of every matched pod, gathered in the first pass
+/// while the pod's packed table is in cache rather than re-read from 10,000 pods later.
+pub(crate) struct SortInputs<'p> {
+    strategy: &'p SidecarSetUpdateStrategy,
+    /// The orderPriority key of each matched pod (only with order terms and no weight terms).
+    orders: Vec<OrderKey>,
+    columns: LabelColumns<'p>,
+}
+
+/// (level of the first order term the pod has, its value's trailing integer, reversed).
+type OrderKey = (i64, Reverse<i64>);
+
+impl<'p> SortInputs<'p> {
+    pub fn new(strategy: &'p SidecarSetUpdateStrategy) -> Self {
+        SortInputs {
+            strategy,
+            orders: Vec::new(),
+            columns: LabelColumns::new(&strategy.scatter_strategy),
+        }
+    }
+
+    /// Gathers what the sorts read of the next matched pod.
+    pub fn push(&mut self, view: &PodView<'p>) {
+        if let Some(priority) = &self.strategy.priority_strategy
+            && priority.weight_priority.is_empty()
+            && !priority.order_priority.is_empty()
+        {
+            self.orders.push(order_key(priority, view.pod));
+        }
+        self.columns.push(view);
+    }
+}
+
+fn order_key(priority: &UpdatePriorityStrategy, pod: &CachedPod) -> OrderKey {
+    priority
+        .order_priority
+        .iter()
+        .enumerate()
+        .find_map(|(level, term)| {
+            pod::label(pod, &term.ordered_key).map(|value| {
+                let level = i64::try_from(level).unwrap_or(i64::MAX);
+                (level, Reverse(trailing_integer(value)))
+            })
+        })
+        // Pods with none of the keys come first (level -1), as upstream does.
+        .unwrap_or((-1, Reverse(0)))
 }
 
 /// The ActivePods sort key of one pod, precomputed so sorting does not re-read the pod: its
@@ -123,7 +171,12 @@ fn sort_active_pods(matched: &[PodView], wait: &mut [usize]) {
 }
 
 /// Step 2: weight terms (higher sum first) win over order terms; both are stable re-sorts.
-fn sort_by_priority(priority: &UpdatePriorityStrategy, matched: &[PodView], wait: &mut [usize]) {
+fn sort_by_priority(
+    priority: &UpdatePriorityStrategy,
+    matched: &[PodView],
+    inputs: &SortInputs,
+    wait: &mut [usize],
+) {
     if !priority.weight_priority.is_empty() {
         let weight = |index: usize| -> i64 {
             let labels = pod::labels(matched[index].pod);
@@ -134,22 +187,12 @@ fn sort_by_priority(priority: &UpdatePriorityStrategy, matched: &[PodView], wait
                 .map(|term| i64::from(term.weight))
                 .sum()
         };
-        wait.sort_by_cached_key(|&index| std::cmp::Reverse(weight(index)));
+        wait.sort_by_cached_key(|&index| Reverse(weight(index)));
     } else if !priority.order_priority.is_empty() {
-        let order = |index: usize| -> (i64, std::cmp::Reverse<i64>) {
-            let pod = matched[index].pod;
-            priority
-                .order_priority
-                .iter()
-                .enumerate()
-                .find_map(|(level, term)| {
-                    pod::label(pod, &term.ordered_key).map(|value| {
-                        let level = i64::try_from(level).unwrap_or(i64::MAX);
-                        (level, std::cmp::Reverse(trailing_integer(value)))
-                    })
-                })
-                // Pods with none of the keys come first (level -1), as upstream does.
-                .unwrap_or((-1, std::cmp::Reverse(0)))
+        // Gathered for every matched pod by the first pass; read afresh if not.
+        let order = |index: usize| match inputs.orders.get(index) {
+            Some(&key) => key,
+            None => order_key(priority, matched[index].pod),
         };
         wait.sort_by_cached_key(|&index| order(index));
     }
@@ -164,15 +207,13 @@ fn trailing_integer(value: &str) -> i64 {
 /// `key=*` becomes one term per value of `key` among the matched pods, first seen first.
 #[cfg(test)]
 pub(crate) fn expand_scatter_terms(terms: &[ScatterTerm], matched: &[PodView]) -> Vec<ScatterTerm> {
-    expand_terms(terms, &LabelColumns::of(terms, matched), matched)
+    let mut columns = LabelColumns::new(terms);
+    matched.iter().for_each(|view| columns.push(view));
+    expand_terms(terms, &columns)
 }
 
 /// [`expand_scatter_terms`] from the label columns of `terms`' keys.
-fn expand_terms(
-    terms: &[ScatterTerm],
-    columns: &LabelColumns,
-    matched: &[PodView],
-) -> Vec<ScatterTerm> {
+fn expand_terms(terms: &[ScatterTerm], columns: &LabelColumns) -> Vec<ScatterTerm> {
     let mut expanded: Vec<ScatterTerm> = Vec::new();
     let mut insert = |term: ScatterTerm| {
         if !expanded.contains(&term) {
@@ -187,7 +228,7 @@ fn expand_terms(
         let Some(column) = columns.of_key(&term.key) else {
             continue;
         };
-        for value in column.values_in_name_order(matched) {
+        for value in column.values_in_name_order() {
             insert(ScatterTerm {
                 key: term.key.clone(),
                 value: value.to_string(),
@@ -200,53 +241,68 @@ fn expand_terms(
 /// No label of the column's key.
 const ABSENT: u32 = u32::MAX;
 
+/// (namespace, name, index) of a matched pod: the order that picks a value's first carrier.
+type Carrier<'p> = (&'p str, &'p str, usize);
+
 /// The values of one label key for every matched pod, read once and numbered, so the scatter
 /// passes compare small integers instead of label strings.
 struct LabelColumn<'p> {
     key: &'p str,
     /// Value number → value, in first-seen order.
     values: Vec<&'p str>,
+    /// Value number → its first carrier in namespace/name order.
+    first_carriers: Vec<Carrier<'p>>,
+    known: HashMap<&'p str, u32>,
     /// Per matched pod, the number of its value or [`ABSENT`].
     numbers: Vec<u32>,
 }
 
 impl<'p> LabelColumn<'p> {
-    fn of(key: &'p str, matched: &[PodView<'p>]) -> Self {
-        let mut values: Vec<&'p str> = Vec::new();
-        let mut known: HashMap<&'p str, u32> = HashMap::new();
-        let numbers = matched
-            .iter()
-            .map(|view| {
-                let Some(value) = pod::label(view.pod, key) else {
-                    return ABSENT;
-                };
-                *known.entry(value).or_insert_with(|| {
-                    values.push(value);
-                    u32::try_from(values.len() - 1).unwrap_or(ABSENT)
-                })
-            })
-            .collect();
+    fn new(key: &'p str) -> Self {
         LabelColumn {
             key,
-            values,
-            numbers,
+            values: Vec::new(),
+            first_carriers: Vec::new(),
+            known: HashMap::new(),
+            numbers: Vec::new(),
         }
     }
 
+    /// Reads the next matched pod's value.
+    fn push(&mut self, view: &PodView<'p>) {
+        let index = self.numbers.len();
+        let Some(value) = pod::label(view.pod, self.key) else {
+            self.numbers.push(ABSENT);
+            return;
+        };
+        let carrier = (pod::namespace(view.pod), pod::name(view.pod), index);
+        let number = match self.known.get(value) {
+            Some(&number) => {
+                if let Some(first) = self.first_carriers.get_mut(number as usize) {
+                    *first = (*first).min(carrier);
+                }
+                number
+            }
+            None => {
+                let number = u32::try_from(self.values.len()).unwrap_or(ABSENT);
+                self.known.insert(value, number);
+                self.values.push(value);
+                self.first_carriers.push(carrier);
+                number
+            }
+        };
+        self.numbers.push(number);
+    }
+
     /// The values in the order their first carriers have in namespace/name order, so the plan
-    /// does not depend on the cache's list order. Each value's first carrier is found in one pass
-    /// instead of sorting all pods; the index breaks ties as a stable sort would.
-    fn values_in_name_order(&self, matched: &[PodView<'p>]) -> Vec<&'p str> {
-        let mut first: Vec<Option<(&str, &str, usize)>> = vec![None; self.values.len()];
-        for (index, (&number, view)) in self.numbers.iter().zip(matched).enumerate() {
-            let Some(slot) = first.get_mut(number as usize) else {
-                continue;
-            };
-            let carrier = (pod::namespace(view.pod), pod::name(view.pod), index);
-            *slot = Some(slot.map_or(carrier, |known| known.min(carrier)));
-        }
-        let mut values: Vec<(&'p str, Option<(&str, &str, usize)>)> =
-            self.values.iter().copied().zip(first).collect();
+    /// does not depend on the cache's list order; the index breaks ties as a stable sort would.
+    fn values_in_name_order(&self) -> Vec<&'p str> {
+        let mut values: Vec<(&'p str, Carrier<'p>)> = self
+            .values
+            .iter()
+            .copied()
+            .zip(self.first_carriers.iter().copied())
+            .collect();
         values.sort_unstable_by(|a, b| a.1.cmp(&b.1));
         values.into_iter().map(|(value, _)| value).collect()
     }
@@ -254,9 +310,8 @@ impl<'p> LabelColumn<'p> {
     /// Which pods carry `value`: its number, and whether pods without the label do (an absent
     /// label reads as "").
     fn matcher(&self, value: &str) -> ValueMatcher {
-        let number = self.values.iter().position(|known| *known == value);
         ValueMatcher {
-            number: number.and_then(|n| u32::try_from(n).ok()),
+            number: self.known.get(value).copied(),
             absent_carries: value.is_empty(),
         }
     }
@@ -290,15 +345,19 @@ struct LabelColumns<'p> {
 }
 
 impl<'p> LabelColumns<'p> {
-    fn of(terms: &'p [ScatterTerm], matched: &[PodView<'p>]) -> Self {
+    fn new(terms: &'p [ScatterTerm]) -> Self {
         let mut columns: Vec<LabelColumn<'p>> = Vec::new();
         for term in terms {
             if columns.iter().any(|column| column.key == term.key) {
                 continue;
             }
-            columns.push(LabelColumn::of(&term.key, matched));
+            columns.push(LabelColumn::new(&term.key));
         }
         LabelColumns { columns }
+    }
+
+    fn push(&mut self, view: &PodView<'p>) {
+        self.columns.iter_mut().for_each(|column| column.push(view));
     }
 
     fn of_key(&self, key: &str) -> Option<&LabelColumn<'p>> {

@@ -18,12 +18,13 @@ use std::collections::BTreeMap;
 pub(crate) fn plan_rollout(
     context: &SidecarSetContext,
     matched: &[PodView],
+    sort_inputs: &select::SortInputs,
     now: &str,
     plan: &mut Plan,
 ) {
     let strategy = &context.sidecarset.spec.update_strategy;
     let mut selection = select::filter(matched);
-    select::sort(strategy, matched, &mut selection.wait);
+    select::sort(strategy, matched, sort_inputs, &mut selection.wait);
 
     let total = matched.len();
     let partition = budget::partition(strategy.partition.as_ref(), total);
