@@ -14,6 +14,7 @@
 
 mod facts;
 mod image;
+mod names;
 
 use std::borrow::Cow;
 
@@ -24,6 +25,7 @@ use sidecarset_policy::annotations::UPGRADABLE_CONDITION;
 use sidecarset_policy::selector::Labels;
 
 pub(crate) use facts::{PodFacts, UpdateStates};
+pub(crate) use names::{CONTAINER_READY, DIGEST_IMAGE, RUNS_SPEC_IMAGE, Section};
 
 const READY: &str = "Ready";
 

@@ -1,6 +1,9 @@
 //! What every plan reads of a pod that no SidecarSet changes: decoded annotations and condition
 //! and status summaries, computed once per pod version.
 
+use super::names::{
+    CONTAINER_READY, DIGEST_IMAGE, NameTable, NameTableBuilder, RUNS_SPEC_IMAGE, Section,
+};
 use super::{CachedPod, READY};
 use k8s_openapi::jiff::Timestamp;
 use sidecarset_policy::annotations::{
@@ -32,13 +35,13 @@ pub(crate) struct PodFacts {
     pub restarts: (i32, i32),
     /// `annotations::parse_injected_list` of the injected-list annotation.
     pub injected: BTreeSet<String>,
-    /// The hash annotation as SidecarSet name → hash (`pod_hash_of` of every name; absent = "").
-    pub hashes: Vec<(String, String)>,
-    /// The same of the without-image hash annotation.
-    pub hashes_without_image: Vec<(String, String)>,
     /// `annotations::parse_working_map` of the working-container annotation.
     pub working: BTreeMap<String, String>,
     pub update_states: UpdateStates,
+    /// Container and status names, the injected names, both hash annotations as SidecarSet
+    /// name → hash (`pod_hash_of` of every name; absent = ""), the working map, the labels, the
+    /// container images, namespace and name, packed.
+    pub names: NameTable,
 }
 
 /// The inplace-update-state annotation, decoded.
@@ -56,6 +59,9 @@ impl PodFacts {
         let ready_condition = pod.conditions.iter().find(|c| c.type_ == READY);
         let ready = ready_condition.is_some_and(|c| c.status == CONDITION_TRUE);
         let phase = pod.phase.as_deref().unwrap_or("");
+        let injected = annotations::parse_injected_list(pod.annotation(INJECTED_LIST));
+        let working = annotations::parse_working_map(pod.annotation(WORKING_HOT_UPGRADE_CONTAINER));
+        let names = name_table(pod, &injected, &working);
         PodFacts {
             ready,
             ready_since: ready_condition
@@ -71,46 +77,85 @@ impl PodFacts {
                 _ => 0,
             },
             restarts: max_restarts(pod),
-            injected: annotations::parse_injected_list(pod.annotation(INJECTED_LIST)),
-            hashes: hash_entries(SIDECARSET_HASH, pod.annotation(SIDECARSET_HASH)),
-            hashes_without_image: hash_entries(
-                SIDECARSET_HASH_WITHOUT_IMAGE,
-                pod.annotation(SIDECARSET_HASH_WITHOUT_IMAGE),
-            ),
-            working: annotations::parse_working_map(pod.annotation(WORKING_HOT_UPGRADE_CONTAINER)),
+            injected,
+            working,
             update_states: match pod.annotation(INPLACE_UPDATE_STATE) {
                 None => UpdateStates::Absent,
                 Some(value) => serde_json::from_str(value)
                     .map_or(UpdateStates::Unparsable, UpdateStates::Parsed),
             },
+            names,
         }
     }
 
     /// `annotations::pod_hash_of` of the hash annotation for `sidecarset`.
     pub fn hash_of(&self, sidecarset: &str) -> &str {
-        entry(&self.hashes, sidecarset)
+        self.names.value(Section::Hashes, sidecarset).unwrap_or("")
     }
 
     /// `annotations::pod_hash_of` of the without-image hash annotation for `sidecarset`.
     pub fn hash_without_image_of(&self, sidecarset: &str) -> &str {
-        entry(&self.hashes_without_image, sidecarset)
+        self.names
+            .value(Section::HashesWithoutImage, sidecarset)
+            .unwrap_or("")
     }
 }
 
-fn entry<'a>(entries: &'a [(String, String)], name: &str) -> &'a str {
-    entries
-        .iter()
-        .find(|(entry, _)| entry == name)
-        .map_or("", |(_, hash)| hash.as_str())
-}
-
-/// Every entry's hash: the struct form, else the legacy form, else none (as `pod_hash_of`).
-fn hash_entries(key: &'static str, value: Option<&str>) -> Vec<(String, String)> {
-    annotations::parse_hash_annotation(key, value)
-        .unwrap_or_default()
-        .into_iter()
-        .map(|(name, spec)| (name, spec.hash))
-        .collect()
+fn name_table(
+    pod: &CachedPod,
+    injected: &BTreeSet<String>,
+    working: &BTreeMap<String, String>,
+) -> NameTable {
+    let mut table = NameTableBuilder::default();
+    for container in &pod.containers {
+        let flags = (if container.digest_image {
+            DIGEST_IMAGE
+        } else {
+            0
+        }) | (if container.runs_spec_image {
+            RUNS_SPEC_IMAGE
+        } else {
+            0
+        });
+        table.push_flagged(&container.name, flags);
+    }
+    table.end(Section::Containers);
+    for status in &pod.container_statuses {
+        table.push_flagged(&status.name, if status.ready { CONTAINER_READY } else { 0 });
+    }
+    table.end(Section::Statuses);
+    injected.iter().for_each(|name| table.push(name));
+    table.end(Section::Injected);
+    for (key, section) in [
+        (SIDECARSET_HASH, Section::Hashes),
+        (SIDECARSET_HASH_WITHOUT_IMAGE, Section::HashesWithoutImage),
+    ] {
+        // Every entry's hash: the struct form, else the legacy form, else none (as `pod_hash_of`).
+        let entries = annotations::parse_hash_annotation(key, pod.annotation(key));
+        for (name, spec) in entries.unwrap_or_default() {
+            table.push(&name);
+            table.push(&spec.hash);
+        }
+        table.end(section);
+    }
+    for (sidecar, container) in working {
+        table.push(sidecar);
+        table.push(container);
+    }
+    table.end(Section::Working);
+    for (key, value) in &pod.labels {
+        table.push(key);
+        table.push(value);
+    }
+    table.end(Section::Labels);
+    for container in &pod.containers {
+        table.push(container.image.as_deref().unwrap_or(""));
+    }
+    table.end(Section::Images);
+    table.push(pod.namespace());
+    table.push(pod.name());
+    table.end(Section::Identity);
+    table.build()
 }
 
 fn max_restarts(pod: &CachedPod) -> (i32, i32) {

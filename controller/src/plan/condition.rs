@@ -2,8 +2,7 @@
 
 use super::{ConditionUpdate, PlanError, pod};
 use crate::cached_pod::CachedPod;
-use k8s_openapi::api::core::v1::PodCondition;
-use serde_json::Value;
+use serde_json::{Map, Value};
 use sidecarset_policy::annotations::{UPGRADABLE_CONDITION, to_json};
 use std::collections::BTreeMap;
 
@@ -42,12 +41,11 @@ pub(crate) fn condition_update(
         return Ok(None);
     }
     let status_flipped = old.is_none_or(|o| o.status != status);
-    let base = old.cloned().unwrap_or_else(|| PodCondition {
-        type_: UPGRADABLE_CONDITION.to_string(),
-        ..PodCondition::default()
-    });
-    let mut condition =
-        serde_json::to_value(&base).unwrap_or_else(|_| Value::Object(Default::default()));
+    // A new condition starts from its type alone, which is all a default PodCondition serialises.
+    let mut condition = match old {
+        Some(old) => serde_json::to_value(old).unwrap_or_else(|_| Value::Object(Map::new())),
+        None => Value::Object(Map::new()),
+    };
     if let Value::Object(fields) = &mut condition {
         fields.insert("type".into(), UPGRADABLE_CONDITION.into());
         fields.insert("status".into(), status.into());

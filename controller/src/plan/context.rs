@@ -1,10 +1,14 @@
 //! What the planner derives once per SidecarSet and once per matched pod.
 
+use super::edit::AnnotationPointers;
 use super::pod;
 use super::predicates::{self, Upgradability};
 use super::select::ActiveKey;
 use crate::cached_pod::{CachedPod, UpdateStates};
-use sidecarset_policy::annotations::InPlaceUpdateContainerStatus;
+use sidecarset_policy::annotations::{
+    INPLACE_UPDATE_STATE, InPlaceUpdateContainerStatus, SIDECARSET_HASH,
+    SIDECARSET_HASH_WITHOUT_IMAGE, WORKING_HOT_UPGRADE_CONTAINER, version_alt_key, version_key,
+};
 use sidecarset_policy::api::{SidecarSet, values};
 use sidecarset_policy::hash::SidecarSetHashes;
 use sidecarset_policy::hotupgrade::twin_names;
@@ -17,6 +21,18 @@ pub(crate) struct HotSidecar<'a> {
     pub name: &'a str,
     pub empty_image: &'a str,
     pub twins: [String; 2],
+    /// The version annotation keys of the twins, in `twins` order.
+    pub version_keys: [String; 2],
+    /// The version-alt annotation keys of the twins, in `twins` order.
+    pub version_alt_keys: [String; 2],
+}
+
+impl HotSidecar<'_> {
+    /// (version key, version-alt key) of `twin`, one of `twins`.
+    pub fn version_keys_of(&self, twin: &str) -> (&str, &str) {
+        let index = usize::from(twin != self.twins[0]);
+        (&self.version_keys[index], &self.version_alt_keys[index])
+    }
 }
 
 pub(crate) struct SidecarSetContext<'a> {
@@ -33,6 +49,10 @@ pub(crate) struct SidecarSetContext<'a> {
     /// Whether this round may upgrade (not NotUpdate, not paused): only then are the §5.7/§5.8
     /// facts of waiting pods gathered in the first pass.
     pub rolling: bool,
+    /// The annotations an upgrade edit reads: hashes, update state, the twins' versions and the
+    /// keys patchPodMetadata may keep or merge.
+    pub upgrade_reads: Vec<String>,
+    pub pointers: AnnotationPointers,
 }
 
 impl<'a> SidecarSetContext<'a> {
@@ -46,6 +66,8 @@ impl<'a> SidecarSetContext<'a> {
                 hot.push(HotSidecar {
                     name: &container.name,
                     empty_image: &container.upgrade_strategy.hot_upgrade_empty_image,
+                    version_keys: twins.each_ref().map(|twin| version_key(twin)),
+                    version_alt_keys: twins.each_ref().map(|twin| version_alt_key(twin)),
                     twins,
                 });
             } else {
@@ -60,6 +82,29 @@ impl<'a> SidecarSetContext<'a> {
             .chain(&sidecarset.spec.containers)
             .map(|c| c.name.clone())
             .collect();
+        let patched = sidecarset
+            .spec
+            .patch_pod_metadata
+            .iter()
+            .flat_map(|patch| patch.annotations.keys().cloned());
+        let upgrade_reads: Vec<String> = [
+            SIDECARSET_HASH,
+            SIDECARSET_HASH_WITHOUT_IMAGE,
+            INPLACE_UPDATE_STATE,
+        ]
+        .into_iter()
+        .map(str::to_string)
+        .chain(hot.iter().flat_map(|hot| hot.version_keys.iter().cloned()))
+        .chain(patched)
+        .collect();
+        // Every key an edit may write: what an upgrade reads, the working map and the alt keys.
+        let pointers = AnnotationPointers::new(
+            upgrade_reads
+                .iter()
+                .chain(hot.iter().flat_map(|hot| &hot.version_alt_keys))
+                .map(String::as_str)
+                .chain([WORKING_HOT_UPGRADE_CONTAINER]),
+        );
         SidecarSetContext {
             sidecarset,
             name: sidecarset.name(),
@@ -81,6 +126,8 @@ impl<'a> SidecarSetContext<'a> {
                 let strategy = &sidecarset.spec.update_strategy;
                 strategy.type_ != values::NOT_UPDATE && !strategy.paused
             },
+            upgrade_reads,
+            pointers,
         }
     }
 
@@ -97,18 +144,17 @@ impl<'a> SidecarSetContext<'a> {
     /// The injected-list names this SidecarSet (a membership test; the format is policy's).
     fn is_injected(&self, pod: &CachedPod) -> bool {
         // The list's empty names never match: `self.name` is not empty.
-        !self.name.is_empty() && pod.facts.injected.contains(self.name)
+        !self.name.is_empty() && pod::is_injected_by(pod, self.name)
     }
 
     /// Every container present; hot ones with a working-map entry and both twins.
     fn is_consistent_with_sidecarset(&self, pod: &CachedPod) -> bool {
-        let working = &pod.facts.working;
         let mut hot = self.hot.iter();
         self.sidecarset.spec.containers.iter().all(|c| {
             if c.is_hot_upgrade() {
                 // `hot` holds the hot containers in spec order, their twin names precomputed.
                 hot.next().is_some_and(|hot| {
-                    working.contains_key(c.name.as_str())
+                    pod::working_container(pod, &c.name).is_some()
                         && hot
                             .twins
                             .iter()
@@ -132,9 +178,9 @@ pub(crate) struct TwinState<'a> {
 }
 
 /// `HotUpgradeState::of`, from the twin names computed once per SidecarSet.
-fn hot_state<'a>(hot: &'a HotSidecar, working: &WorkingMap) -> TwinState<'a> {
+fn hot_state<'a>(hot: &'a HotSidecar, pod: &CachedPod) -> TwinState<'a> {
     let [first, second] = &hot.twins;
-    let (working, idle) = if working.get(hot.name) == Some(first) {
+    let (working, idle) = if pod::working_container(pod, hot.name) == Some(first.as_str()) {
         (first, second)
     } else {
         (second, first)
@@ -193,11 +239,7 @@ impl<'p> PodView<'p> {
                     .map_or(&NO_STATUSES, |state| &state.last_container_statuses),
             ),
         };
-        let hot_states = context
-            .hot
-            .iter()
-            .map(|hot| hot_state(hot, working))
-            .collect();
+        let hot_states = context.hot.iter().map(|hot| hot_state(hot, pod)).collect();
         let mut view = PodView {
             pod,
             working,

@@ -10,6 +10,7 @@ use sidecarset_policy::annotations::{
     to_json,
 };
 use sidecarset_policy::selector::Labels;
+use std::collections::BTreeMap;
 
 /// New images by container name, and the annotations the edit read or wrote as they should end
 /// up (any other annotation stays as it is, so the patch is the same as from a full copy).
@@ -31,30 +32,60 @@ pub(crate) fn read_annotations<'k>(
         .collect()
 }
 
+/// The JSON pointers of the annotations a plan's edits write, encoded once per plan instead of
+/// once per patch operation.
+pub(crate) struct AnnotationPointers(BTreeMap<String, PointerBuf>);
+
+impl AnnotationPointers {
+    pub fn new<'k>(keys: impl IntoIterator<Item = &'k str>) -> Self {
+        let pointers = keys
+            .into_iter()
+            .map(|key| (key.to_string(), annotation_pointer(key)))
+            .collect();
+        AnnotationPointers(pointers)
+    }
+
+    fn of(&self, key: &str) -> PointerBuf {
+        self.0
+            .get(key)
+            .cloned()
+            .unwrap_or_else(|| annotation_pointer(key))
+    }
+}
+
+fn annotation_pointer(key: &str) -> PointerBuf {
+    PointerBuf::from_tokens(["metadata", "annotations", key])
+}
+
 impl PodEdit {
     pub fn changed_containers(&self) -> Vec<String> {
         self.images.iter().map(|(name, _)| name.clone()).collect()
     }
 
     /// `test` the resourceVersion, then replace images, then add/replace changed annotations.
-    pub fn into_update(self, pod: &CachedPod, kind: UpdateKind) -> Result<PodUpdate, PlanError> {
+    pub fn into_update(
+        self,
+        pod: &CachedPod,
+        kind: UpdateKind,
+        pointers: &AnnotationPointers,
+    ) -> Result<PodUpdate, PlanError> {
         let resource_version = pod
             .resource_version
             .as_deref()
             .ok_or(PlanError::MissingResourceVersion)?;
-        let mut operations = vec![PatchOperation::Test(TestOperation {
+        let mut operations = Vec::with_capacity(1 + self.images.len() + self.annotations.len());
+        operations.push(PatchOperation::Test(TestOperation {
             path: PointerBuf::from_tokens(["metadata", "resourceVersion"]),
             value: Value::String(resource_version.to_string()),
-        })];
-        for (name, image) in &self.images {
-            let (index, container) = pod::containers(pod)
-                .iter()
-                .enumerate()
-                .find(|(_, c)| &c.name == name)
-                .ok_or_else(|| PlanError::MissingContainer(name.clone()))?;
+        }));
+        let changed_containers = self.changed_containers();
+        for (name, image) in self.images {
+            let (index, container) = pod::container_position(pod, &name)
+                .and_then(|index| Some((index, pod::containers(pod).get(index)?)))
+                .ok_or(PlanError::MissingContainer(name))?;
             let index = index.to_string();
             let path = PointerBuf::from_tokens(["spec", "containers", index.as_str(), "image"]);
-            let value = Value::String(image.clone());
+            let value = Value::String(image);
             operations.push(match container.image {
                 Some(_) => PatchOperation::Replace(ReplaceOperation { path, value }),
                 None => PatchOperation::Add(AddOperation { path, value }),
@@ -66,13 +97,13 @@ impl PodEdit {
                 value: serde_json::to_value(&self.annotations).unwrap_or_default(),
             })),
             Some(existing) => {
-                for (key, value) in &self.annotations {
-                    let old = existing.get(key);
-                    if old == Some(value) {
+                for (key, value) in self.annotations {
+                    let old = existing.get(&key);
+                    if old == Some(&value) {
                         continue;
                     }
-                    let path = PointerBuf::from_tokens(["metadata", "annotations", key.as_str()]);
-                    let value = Value::String(value.clone());
+                    let path = pointers.of(&key);
+                    let value = Value::String(value);
                     operations.push(match old {
                         Some(_) => PatchOperation::Replace(ReplaceOperation { path, value }),
                         None => PatchOperation::Add(AddOperation { path, value }),
@@ -85,7 +116,7 @@ impl PodEdit {
             name: pod::name(pod).to_string(),
             uid: pod::uid(pod).to_string(),
             kind,
-            changed_containers: self.changed_containers(),
+            changed_containers,
             patch: Patch(operations),
         })
     }

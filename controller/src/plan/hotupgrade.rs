@@ -4,7 +4,7 @@ use super::context::{HotSidecar, PodView, SidecarSetContext, TwinState};
 use super::edit::{PodEdit, read_annotations, record_update_state};
 use super::predicates::is_state_consistent;
 use super::{Plan, UpdateKind, pod};
-use sidecarset_policy::annotations::{INPLACE_UPDATE_STATE, version_alt_key, version_key};
+use sidecarset_policy::annotations::INPLACE_UPDATE_STATE;
 
 /// (container to upgrade, the other twin): an empty twin first, else the not-ready one when
 /// exactly one is ready, else the idle one.
@@ -21,10 +21,8 @@ pub(crate) fn choose_twin<'a>(
     if pod::image_of(pod, second) == hot.empty_image {
         return (second, first);
     }
-    let ready = |name: &str| {
-        pod::container_status(pod, name).is_some_and(|s| s.ready)
-            && is_state_consistent(view, &[name])
-    };
+    let ready =
+        |name: &str| pod::is_container_ready(pod, name) && is_state_consistent(view, &[name]);
     match (ready(first), ready(second)) {
         (true, false) => (second, first),
         (false, true) => (first, second),
@@ -66,8 +64,14 @@ fn reset_edit(context: &SidecarSetContext, view: &PodView, now: &str) -> PodEdit
             continue;
         }
         images.push((state.idle.to_string(), hot.empty_image.to_string()));
-        annotations.insert(version_key(state.idle), "0".to_string());
-        annotations.insert(version_alt_key(state.working), "0".to_string());
+        annotations.insert(
+            hot.version_keys_of(state.idle).0.to_string(),
+            "0".to_string(),
+        );
+        annotations.insert(
+            hot.version_keys_of(state.working).1.to_string(),
+            "0".to_string(),
+        );
     }
     let mut edit = PodEdit {
         images,
@@ -93,7 +97,11 @@ pub(crate) fn plan_resets(
     plan: &mut Plan,
 ) {
     for view in matched.iter().filter(|v| needs_reset(context, v)) {
-        match reset_edit(context, view, now).into_update(view.pod, UpdateKind::HotUpgradeReset) {
+        match reset_edit(context, view, now).into_update(
+            view.pod,
+            UpdateKind::HotUpgradeReset,
+            &context.pointers,
+        ) {
             Ok(update) => plan.pod_updates.push(update),
             Err(error) => plan.skip(view.pod, error),
         }

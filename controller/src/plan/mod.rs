@@ -112,10 +112,12 @@ pub enum PlanError {
 /// §5.2 steps 3, 5 and 7–11 for one SidecarSet.
 pub fn plan<P: Borrow<CachedPod>>(snapshot: &Snapshot<'_, P>) -> Plan {
     let context = SidecarSetContext::new(snapshot.sidecarset);
+    let mut sort_inputs = select::SortInputs::new(&snapshot.sidecarset.spec.update_strategy);
     let matched: Vec<PodView> = snapshot
         .pods
         .iter()
         .filter_map(|pod| context.matched_view(pod.borrow()))
+        .inspect(|view| sort_inputs.push(view))
         .collect();
     let status = status::compute(snapshot.sidecarset, &matched);
     let status_changed = status::changed(snapshot.sidecarset.status.as_ref(), &status);
@@ -140,7 +142,7 @@ pub fn plan<P: Borrow<CachedPod>>(snapshot: &Snapshot<'_, P>) -> Plan {
     if plan.status.updated_pods >= plan.status.matched_pods {
         return plan;
     }
-    upgrade::plan_rollout(&context, &matched, snapshot.now, &mut plan);
+    upgrade::plan_rollout(&context, &matched, &sort_inputs, snapshot.now, &mut plan);
     plan
 }
 

@@ -1,17 +1,22 @@
 //! Total accessors over a cached pod: absent fields read as empty, never panic.
 
-use crate::cached_pod::{CachedContainer, CachedContainerStatus, CachedPod};
+use crate::cached_pod::{
+    CONTAINER_READY, CachedContainer, CachedContainerStatus, CachedPod, DIGEST_IMAGE,
+    RUNS_SPEC_IMAGE, Section,
+};
 use k8s_openapi::api::core::v1::PodCondition;
 use sidecarset_policy::selector::Labels;
 
 static EMPTY_MAP: Labels = Labels::new();
 
+/// Read from the packed names, next to what the sorts compare.
 pub(crate) fn name(pod: &CachedPod) -> &str {
-    pod.name()
+    pod.facts.names.name(Section::Identity, 1)
 }
 
+/// Read from the packed names, next to what the sorts compare.
 pub(crate) fn namespace(pod: &CachedPod) -> &str {
-    pod.namespace()
+    pod.facts.names.name(Section::Identity, 0)
 }
 
 pub(crate) fn uid(pod: &CachedPod) -> &str {
@@ -20,6 +25,11 @@ pub(crate) fn uid(pod: &CachedPod) -> &str {
 
 pub(crate) fn labels(pod: &CachedPod) -> &Labels {
     pod.labels()
+}
+
+/// The value of label `key`, read from the packed names.
+pub(crate) fn label<'p>(pod: &'p CachedPod, key: &str) -> Option<&'p str> {
+    pod.facts.names.value(Section::Labels, key)
 }
 
 pub(crate) fn annotations(pod: &CachedPod) -> &Labels {
@@ -31,16 +41,68 @@ pub(crate) fn containers(pod: &CachedPod) -> &[CachedContainer] {
 }
 
 pub(crate) fn container<'p>(pod: &'p CachedPod, name: &str) -> Option<&'p CachedContainer> {
-    pod.containers.iter().find(|c| c.name == name)
+    // The packed names are the containers' names in order.
+    pod.containers.get(container_position(pod, name)?)
+}
+
+/// Where container `name` is among the pod's containers (what the patch addresses).
+pub(crate) fn container_position(pod: &CachedPod, name: &str) -> Option<usize> {
+    pod.facts.names.position(Section::Containers, name)
+}
+
+/// The name of the `position`th container, read from the packed names.
+pub(crate) fn container_name(pod: &CachedPod, position: usize) -> &str {
+    pod.facts.names.name(Section::Containers, position)
+}
+
+/// The name of the `position`th container status, read from the packed names.
+pub(crate) fn status_name(pod: &CachedPod, position: usize) -> &str {
+    pod.facts.names.name(Section::Statuses, position)
+}
+
+/// The pod's working container of hot sidecar `sidecar`.
+pub(crate) fn working_container<'p>(pod: &'p CachedPod, sidecar: &str) -> Option<&'p str> {
+    pod.facts.names.value(Section::Working, sidecar)
+}
+
+/// Whether the injected-list names `sidecarset`.
+pub(crate) fn is_injected_by(pod: &CachedPod, sidecarset: &str) -> bool {
+    pod.facts
+        .names
+        .position(Section::Injected, sidecarset)
+        .is_some()
 }
 
 /// The spec image of container `name`, `""` when the container or its image is absent.
 pub(crate) fn image_of<'p>(pod: &'p CachedPod, name: &str) -> &'p str {
-    container(pod, name).map_or("", image)
+    container_position(pod, name).map_or("", |position| image_at(pod, position))
 }
 
-pub(crate) fn image(container: &CachedContainer) -> &str {
-    container.image.as_deref().unwrap_or("")
+/// The spec image of the `position`th container (`""` when absent), from the packed names.
+pub(crate) fn image_at(pod: &CachedPod, position: usize) -> &str {
+    pod.facts.names.name(Section::Images, position)
+}
+
+/// Whether the `position`th container's spec image is a digest reference.
+pub(crate) fn has_digest_image(pod: &CachedPod, position: usize) -> bool {
+    pod.facts
+        .names
+        .has_flag(Section::Containers, position, DIGEST_IMAGE)
+}
+
+/// Whether a status of the `position`th container's name runs its spec image's digest.
+pub(crate) fn runs_spec_image(pod: &CachedPod, position: usize) -> bool {
+    pod.facts
+        .names
+        .has_flag(Section::Containers, position, RUNS_SPEC_IMAGE)
+}
+
+/// Whether the status of container `name` is ready (false without one).
+pub(crate) fn is_container_ready(pod: &CachedPod, name: &str) -> bool {
+    let names = &pod.facts.names;
+    names
+        .position(Section::Statuses, name)
+        .is_some_and(|position| names.has_flag(Section::Statuses, position, CONTAINER_READY))
 }
 
 pub(crate) fn container_statuses(pod: &CachedPod) -> &[CachedContainerStatus] {
@@ -51,7 +113,8 @@ pub(crate) fn container_status<'p>(
     pod: &'p CachedPod,
     name: &str,
 ) -> Option<&'p CachedContainerStatus> {
-    pod.container_statuses.iter().find(|s| s.name == name)
+    let position = pod.facts.names.position(Section::Statuses, name)?;
+    pod.container_statuses.get(position)
 }
 
 pub(crate) fn condition<'p>(pod: &'p CachedPod, type_: &str) -> Option<&'p PodCondition> {

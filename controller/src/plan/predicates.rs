@@ -10,15 +10,16 @@ pub(crate) fn is_state_consistent<N: AsRef<str>>(view: &PodView, names: &[N]) ->
     if pod::containers(pod).len() != pod::container_statuses(pod).len() {
         return false;
     }
-    for container in pod::containers(pod) {
-        if !names.iter().any(|n| n.as_ref() == container.name) {
+    for position in 0..pod::containers(pod).len() {
+        let name = pod::container_name(pod, position);
+        if !names.iter().any(|n| n.as_ref() == name) {
             continue;
         }
-        if !container.digest_image {
+        if !pod::has_digest_image(pod, position) {
             return is_update_completed(view, names);
         }
         // No status of this name, or one running another image.
-        if !container.runs_spec_image {
+        if !pod::runs_spec_image(pod, position) {
             return false;
         }
     }
@@ -33,14 +34,15 @@ pub(crate) fn is_update_completed<N: AsRef<str>>(view: &PodView, names: &[N]) ->
         RecordedStatuses::Unparsable => return false,
         RecordedStatuses::Recorded(recorded) => recorded,
     };
-    pod::container_statuses(view.pod).iter().all(|status| {
-        if !names.iter().any(|n| n.as_ref() == status.name) {
+    let statuses = pod::container_statuses(view.pod).iter().enumerate();
+    statuses.into_iter().all(|(position, status)| {
+        let name = pod::status_name(view.pod, position);
+        if !names.iter().any(|n| n.as_ref() == name) {
             return true;
         }
-        match recorded.get(&status.name) {
+        match recorded.get(name) {
             Some(old) => {
-                old.image_id != status.image_id
-                    || pod::image_of(view.pod, &status.name) == status.image
+                old.image_id != status.image_id || pod::image_of(view.pod, name) == status.image
             }
             None => true,
         }
@@ -55,8 +57,8 @@ pub(crate) fn is_sidecar_ready(context: &SidecarSetContext, view: &PodView) -> b
         .zip(&view.hot_states)
         .all(|(hot, state)| {
             hot.empty_image.is_empty()
-                || pod::container(view.pod, state.idle)
-                    .is_none_or(|c| pod::image(c) == hot.empty_image)
+                || pod::container_position(view.pod, state.idle)
+                    .is_none_or(|position| pod::image_at(view.pod, position) == hot.empty_image)
         });
     idle_on_empty && pod::is_running_and_ready(view.pod)
 }
@@ -78,8 +80,7 @@ pub(crate) fn upgradability(context: &SidecarSetContext, view: &PodView) -> Upgr
         return Upgradability::NotUpgradable;
     }
     let in_flight = context.sidecar_names.iter().any(|name| {
-        pod::container_status(pod, name).is_some_and(|s| s.ready)
-            && !is_state_consistent(view, std::slice::from_ref(name))
+        pod::is_container_ready(pod, name) && !is_state_consistent(view, std::slice::from_ref(name))
     });
     if in_flight {
         Upgradability::InFlight

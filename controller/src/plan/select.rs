@@ -7,8 +7,8 @@ use crate::cached_pod::CachedPod;
 use k8s_openapi::jiff::Timestamp;
 use sidecarset_policy::api::{ScatterTerm, SidecarSetUpdateStrategy, UpdatePriorityStrategy};
 use sidecarset_policy::selector;
-use std::cmp::Ordering;
-use std::collections::BTreeMap;
+use std::cmp::{Ordering, Reverse};
+use std::collections::HashMap;
 
 /// Indices into the matched pods.
 #[derive(Debug, Default, PartialEq, Eq)]
@@ -41,90 +41,142 @@ pub(crate) fn filter(matched: &[PodView]) -> Selection {
 pub(crate) fn sort(
     strategy: &SidecarSetUpdateStrategy,
     matched: &[PodView],
+    inputs: &SortInputs,
     wait: &mut Vec<usize>,
 ) {
     sort_active_pods(matched, wait);
     if let Some(priority) = &strategy.priority_strategy {
-        sort_by_priority(priority, matched, wait);
+        sort_by_priority(priority, matched, inputs, wait);
     }
     if !strategy.scatter_strategy.is_empty() {
-        let terms = expand_scatter_terms(&strategy.scatter_strategy, matched);
-        scatter(&terms, matched, wait);
+        let terms = expand_terms(&strategy.scatter_strategy, &inputs.columns);
+        scatter(&terms, &inputs.columns, wait);
     }
 }
 
-/// The ActivePods sort key of one pod, precomputed so sorting does not re-read the pod (the
-/// times are copied; namespace and name are read only on ties).
+/// What the priority and scatter sorts read of every matched pod, gathered in the first pass
+/// while the pod's packed table is in cache rather than re-read from 10,000 pods later.
+pub(crate) struct SortInputs<'p> {
+    strategy: &'p SidecarSetUpdateStrategy,
+    /// The orderPriority key of each matched pod (only with order terms and no weight terms).
+    orders: Vec<OrderKey>,
+    columns: LabelColumns<'p>,
+}
+
+/// (level of the first order term the pod has, its value's trailing integer, reversed).
+type OrderKey = (i64, Reverse<i64>);
+
+impl<'p> SortInputs<'p> {
+    pub fn new(strategy: &'p SidecarSetUpdateStrategy) -> Self {
+        SortInputs {
+            strategy,
+            orders: Vec::new(),
+            columns: LabelColumns::new(&strategy.scatter_strategy),
+        }
+    }
+
+    /// Gathers what the sorts read of the next matched pod.
+    pub fn push(&mut self, view: &PodView<'p>) {
+        if let Some(priority) = &self.strategy.priority_strategy
+            && priority.weight_priority.is_empty()
+            && !priority.order_priority.is_empty()
+        {
+            self.orders.push(order_key(priority, view.pod));
+        }
+        self.columns.push(view);
+    }
+}
+
+fn order_key(priority: &UpdatePriorityStrategy, pod: &CachedPod) -> OrderKey {
+    priority
+        .order_priority
+        .iter()
+        .enumerate()
+        .find_map(|(level, term)| {
+            pod::label(pod, &term.ordered_key).map(|value| {
+                let level = i64::try_from(level).unwrap_or(i64::MAX);
+                (level, Reverse(trailing_integer(value)))
+            })
+        })
+        // Pods with none of the keys come first (level -1), as upstream does.
+        .unwrap_or((-1, Reverse(0)))
+}
+
+/// The ActivePods sort key of one pod, precomputed so sorting does not re-read the pod: its
+/// fields as integers in sort order (namespace and name are read only on ties).
 pub(crate) struct ActiveKey<'p> {
-    unassigned: bool,
-    phase_rank: u8,
-    ready: bool,
-    /// Ready condition lastTransitionTime when ready; `None` is Go's zero time.
-    ready_since: Option<Timestamp>,
-    restarts: (i32, i32),
-    created: Option<Timestamp>,
+    rank: ActiveRank,
     namespace: &'p str,
     name: &'p str,
 }
 
+/// (assigned, phase rank, ready, Ready since, restarts, created), each ascending in ActivePods
+/// order: restarts reversed, times through [`newer_or_zero_first`].
+type ActiveRank = (bool, u8, bool, i128, Reverse<i32>, Reverse<i32>, i128);
+
+/// afterOrZero as an ascending integer: a zero time first, then the later time first.
+fn newer_or_zero_first(time: Option<Timestamp>) -> i128 {
+    // Timestamps span ±10^4 years in nanoseconds, far inside i128, so negating cannot overflow.
+    time.map_or(i128::MIN, |time| -time.as_nanosecond())
+}
+
 impl<'p> ActiveKey<'p> {
+    fn names(&self) -> (&'p str, &'p str) {
+        (self.namespace, self.name)
+    }
+
     pub fn of(pod: &'p CachedPod) -> Self {
         let facts = &pod.facts;
         ActiveKey {
-            unassigned: facts.unassigned,
-            phase_rank: facts.phase_rank,
-            ready: facts.ready,
-            ready_since: facts.ready_since,
-            restarts: facts.restarts,
-            created: pod.creation_timestamp,
+            rank: (
+                // Only "one unassigned, one assigned" orders; two different nodes tie.
+                !facts.unassigned,
+                facts.phase_rank,
+                facts.ready,
+                // Ready times order only two ready pods.
+                if facts.ready {
+                    newer_or_zero_first(facts.ready_since)
+                } else {
+                    i128::MIN
+                },
+                Reverse(facts.restarts.0),
+                Reverse(facts.restarts.1),
+                newer_or_zero_first(pod.creation_timestamp),
+            ),
             namespace: pod::namespace(pod),
             name: pod::name(pod),
         }
     }
 }
 
-/// afterOrZero: a zero time first, then the later time first.
-fn newer_or_zero_first(a: Option<Timestamp>, b: Option<Timestamp>) -> Ordering {
-    match (a, b) {
-        (None, None) => Ordering::Equal,
-        (None, Some(_)) => Ordering::Less,
-        (Some(_), None) => Ordering::Greater,
-        (Some(a), Some(b)) => b.cmp(&a),
+/// Step 1, with the final namespace/name tie-break that makes the order total. Every pod of the
+/// wait list is waiting, so has its key; the ranks are copied next to each other to sort.
+fn sort_active_pods(matched: &[PodView], wait: &mut [usize]) {
+    let key = |index: usize| matched[index].waiting.as_ref().map(|w| &w.active_key);
+    let mut ranked: Vec<(Option<ActiveRank>, usize)> = wait
+        .iter()
+        .map(|&index| (key(index).map(|key| key.rank), index))
+        .collect();
+    ranked.sort_by(|(a_rank, a), (b_rank, b)| match (a_rank, b_rank) {
+        (Some(a_rank), Some(b_rank)) => a_rank.cmp(b_rank).then_with(|| {
+            key(*a)
+                .map(ActiveKey::names)
+                .cmp(&key(*b).map(ActiveKey::names))
+        }),
+        _ => Ordering::Equal,
+    });
+    for (slot, (_, index)) in wait.iter_mut().zip(ranked) {
+        *slot = index;
     }
 }
 
-fn compare_active(a: &ActiveKey, b: &ActiveKey) -> Ordering {
-    // Only "one unassigned, one assigned" orders; two different nodes tie.
-    b.unassigned
-        .cmp(&a.unassigned)
-        .then(a.phase_rank.cmp(&b.phase_rank))
-        .then(a.ready.cmp(&b.ready))
-        .then_with(|| {
-            if a.ready && b.ready {
-                newer_or_zero_first(a.ready_since, b.ready_since)
-            } else {
-                Ordering::Equal
-            }
-        })
-        .then(b.restarts.0.cmp(&a.restarts.0))
-        .then(b.restarts.1.cmp(&a.restarts.1))
-        .then_with(|| newer_or_zero_first(a.created, b.created))
-        .then_with(|| a.namespace.cmp(b.namespace))
-        .then_with(|| a.name.cmp(b.name))
-}
-
-/// Step 1, with the final namespace/name tie-break that makes the order total. Every pod of the
-/// wait list is waiting, so has its key.
-fn sort_active_pods(matched: &[PodView], wait: &mut [usize]) {
-    let key = |index: usize| matched[index].waiting.as_ref().map(|w| &w.active_key);
-    wait.sort_by(|&a, &b| match (key(a), key(b)) {
-        (Some(a), Some(b)) => compare_active(a, b),
-        _ => Ordering::Equal,
-    });
-}
-
 /// Step 2: weight terms (higher sum first) win over order terms; both are stable re-sorts.
-fn sort_by_priority(priority: &UpdatePriorityStrategy, matched: &[PodView], wait: &mut [usize]) {
+fn sort_by_priority(
+    priority: &UpdatePriorityStrategy,
+    matched: &[PodView],
+    inputs: &SortInputs,
+    wait: &mut [usize],
+) {
     if !priority.weight_priority.is_empty() {
         let weight = |index: usize| -> i64 {
             let labels = pod::labels(matched[index].pod);
@@ -135,22 +187,12 @@ fn sort_by_priority(priority: &UpdatePriorityStrategy, matched: &[PodView], wait
                 .map(|term| i64::from(term.weight))
                 .sum()
         };
-        wait.sort_by_cached_key(|&index| std::cmp::Reverse(weight(index)));
+        wait.sort_by_cached_key(|&index| Reverse(weight(index)));
     } else if !priority.order_priority.is_empty() {
-        let order = |index: usize| -> (i64, std::cmp::Reverse<i64>) {
-            let labels = pod::labels(matched[index].pod);
-            priority
-                .order_priority
-                .iter()
-                .enumerate()
-                .find_map(|(level, term)| {
-                    labels.get(&term.ordered_key).map(|value| {
-                        let level = i64::try_from(level).unwrap_or(i64::MAX);
-                        (level, std::cmp::Reverse(trailing_integer(value)))
-                    })
-                })
-                // Pods with none of the keys come first (level -1), as upstream does.
-                .unwrap_or((-1, std::cmp::Reverse(0)))
+        // Gathered for every matched pod by the first pass; read afresh if not.
+        let order = |index: usize| match inputs.orders.get(index) {
+            Some(&key) => key,
+            None => order_key(priority, matched[index].pod),
         };
         wait.sort_by_cached_key(|&index| order(index));
     }
@@ -163,7 +205,15 @@ fn trailing_integer(value: &str) -> i64 {
 }
 
 /// `key=*` becomes one term per value of `key` among the matched pods, first seen first.
+#[cfg(test)]
 pub(crate) fn expand_scatter_terms(terms: &[ScatterTerm], matched: &[PodView]) -> Vec<ScatterTerm> {
+    let mut columns = LabelColumns::new(terms);
+    matched.iter().for_each(|view| columns.push(view));
+    expand_terms(terms, &columns)
+}
+
+/// [`expand_scatter_terms`] from the label columns of `terms`' keys.
+fn expand_terms(terms: &[ScatterTerm], columns: &LabelColumns) -> Vec<ScatterTerm> {
     let mut expanded: Vec<ScatterTerm> = Vec::new();
     let mut insert = |term: ScatterTerm| {
         if !expanded.contains(&term) {
@@ -175,7 +225,10 @@ pub(crate) fn expand_scatter_terms(terms: &[ScatterTerm], matched: &[PodView]) -
             insert(term.clone());
             continue;
         }
-        for value in values_in_name_order(&term.key, matched) {
+        let Some(column) = columns.of_key(&term.key) else {
+            continue;
+        };
+        for value in column.values_in_name_order() {
             insert(ScatterTerm {
                 key: term.key.clone(),
                 value: value.to_string(),
@@ -185,78 +238,162 @@ pub(crate) fn expand_scatter_terms(terms: &[ScatterTerm], matched: &[PodView]) -
     expanded
 }
 
-/// The values of label `key` in the order their first carriers have in namespace/name order,
-/// so the plan does not depend on the cache's list order. Each value's first carrier is found
-/// in one pass instead of sorting all pods; the index breaks ties as a stable sort would.
-fn values_in_name_order<'p>(key: &str, matched: &[PodView<'p>]) -> Vec<&'p str> {
-    let mut first: BTreeMap<&'p str, (&'p str, &'p str, usize)> = BTreeMap::new();
-    for (index, view) in matched.iter().enumerate() {
-        let Some(value) = pod::labels(view.pod).get(key) else {
-            continue;
-        };
-        let carrier = (pod::namespace(view.pod), pod::name(view.pod), index);
-        first
-            .entry(value.as_str())
-            .and_modify(|known| *known = (*known).min(carrier))
-            .or_insert(carrier);
-    }
-    let mut values: Vec<(&'p str, (&'p str, &'p str, usize))> = first.into_iter().collect();
-    values.sort_unstable_by(|a, b| a.1.cmp(&b.1));
-    values.into_iter().map(|(value, _)| value).collect()
+/// No label of the column's key.
+const ABSENT: u32 = u32::MAX;
+
+/// (namespace, name, index) of a matched pod: the order that picks a value's first carrier.
+type Carrier<'p> = (&'p str, &'p str, usize);
+
+/// The values of one label key for every matched pod, read once and numbered, so the scatter
+/// passes compare small integers instead of label strings.
+struct LabelColumn<'p> {
+    key: &'p str,
+    /// Value number → value, in first-seen order.
+    values: Vec<&'p str>,
+    /// Value number → its first carrier in namespace/name order.
+    first_carriers: Vec<Carrier<'p>>,
+    known: HashMap<&'p str, u32>,
+    /// Per matched pod, the number of its value or [`ABSENT`].
+    numbers: Vec<u32>,
 }
 
-/// The values of the scatter terms' label keys for every matched pod, read once: each term
-/// re-reads them over the wait list and over all matched pods.
+impl<'p> LabelColumn<'p> {
+    fn new(key: &'p str) -> Self {
+        LabelColumn {
+            key,
+            values: Vec::new(),
+            first_carriers: Vec::new(),
+            known: HashMap::new(),
+            numbers: Vec::new(),
+        }
+    }
+
+    /// Reads the next matched pod's value.
+    fn push(&mut self, view: &PodView<'p>) {
+        let index = self.numbers.len();
+        let Some(value) = pod::label(view.pod, self.key) else {
+            self.numbers.push(ABSENT);
+            return;
+        };
+        let carrier = (pod::namespace(view.pod), pod::name(view.pod), index);
+        let number = match self.known.get(value) {
+            Some(&number) => {
+                if let Some(first) = self.first_carriers.get_mut(number as usize) {
+                    *first = (*first).min(carrier);
+                }
+                number
+            }
+            None => {
+                let number = u32::try_from(self.values.len()).unwrap_or(ABSENT);
+                self.known.insert(value, number);
+                self.values.push(value);
+                self.first_carriers.push(carrier);
+                number
+            }
+        };
+        self.numbers.push(number);
+    }
+
+    /// The values in the order their first carriers have in namespace/name order, so the plan
+    /// does not depend on the cache's list order; the index breaks ties as a stable sort would.
+    fn values_in_name_order(&self) -> Vec<&'p str> {
+        let mut values: Vec<(&'p str, Carrier<'p>)> = self
+            .values
+            .iter()
+            .copied()
+            .zip(self.first_carriers.iter().copied())
+            .collect();
+        values.sort_unstable_by(|a, b| a.1.cmp(&b.1));
+        values.into_iter().map(|(value, _)| value).collect()
+    }
+
+    /// Which pods carry `value`: its number, and whether pods without the label do (an absent
+    /// label reads as "").
+    fn matcher(&self, value: &str) -> ValueMatcher {
+        ValueMatcher {
+            number: self.known.get(value).copied(),
+            absent_carries: value.is_empty(),
+        }
+    }
+}
+
+struct ValueMatcher {
+    number: Option<u32>,
+    absent_carries: bool,
+}
+
+impl ValueMatcher {
+    /// Whether a pod with value `number` carries the term (an absent label reads as "").
+    fn carries(&self, number: u32) -> bool {
+        if number == ABSENT {
+            self.absent_carries
+        } else {
+            Some(number) == self.number
+        }
+    }
+
+    /// Whether a pod with value `number` has the label with exactly the term's value.
+    fn labelled(&self, number: u32) -> bool {
+        number != ABSENT && Some(number) == self.number
+    }
+}
+
+/// The label columns of the scatter terms' keys, each read once: each term re-reads them over
+/// the wait list and over all matched pods.
 struct LabelColumns<'p> {
-    columns: Vec<(&'p str, Vec<Option<&'p str>>)>,
+    columns: Vec<LabelColumn<'p>>,
 }
 
 impl<'p> LabelColumns<'p> {
-    fn of(terms: &'p [ScatterTerm], matched: &[PodView<'p>]) -> Self {
-        let mut columns: Vec<(&'p str, Vec<Option<&'p str>>)> = Vec::new();
+    fn new(terms: &'p [ScatterTerm]) -> Self {
+        let mut columns: Vec<LabelColumn<'p>> = Vec::new();
         for term in terms {
-            if columns.iter().any(|(key, _)| *key == term.key) {
+            if columns.iter().any(|column| column.key == term.key) {
                 continue;
             }
-            let values = matched
-                .iter()
-                .map(|view| pod::labels(view.pod).get(&term.key).map(String::as_str))
-                .collect();
-            columns.push((&term.key, values));
+            columns.push(LabelColumn::new(&term.key));
         }
         LabelColumns { columns }
     }
 
-    /// The term's column: the value of its key for each matched pod.
-    fn of_term(&self, term: &ScatterTerm) -> &[Option<&'p str>] {
-        self.columns
-            .iter()
-            .find(|(key, _)| *key == term.key)
-            .map_or(&[], |(_, values)| values.as_slice())
+    fn push(&mut self, view: &PodView<'p>) {
+        self.columns.iter_mut().for_each(|column| column.push(view));
     }
-}
 
-/// Whether matched pod `index` carries `term` (an absent label reads as "").
-fn carries(column: &[Option<&str>], index: usize, term: &ScatterTerm) -> bool {
-    column.get(index).copied().flatten().unwrap_or("") == term.value
+    fn of_key(&self, key: &str) -> Option<&LabelColumn<'p>> {
+        self.columns.iter().find(|column| column.key == key)
+    }
+
+    /// The term's column numbers (empty when its key has no column) and its value matcher.
+    fn of_term(&self, term: &ScatterTerm) -> (&[u32], ValueMatcher) {
+        match self.of_key(&term.key) {
+            Some(column) => (&column.numbers, column.matcher(&term.value)),
+            None => (
+                &[],
+                ValueMatcher {
+                    number: None,
+                    absent_carries: false,
+                },
+            ),
+        }
+    }
 }
 
 /// Step 3: the scatter sorter.
-fn scatter(terms: &[ScatterTerm], matched: &[PodView], wait: &mut Vec<usize>) {
+fn scatter(terms: &[ScatterTerm], columns: &LabelColumns, wait: &mut Vec<usize>) {
     if terms.is_empty() || wait.len() <= 1 {
         return;
     }
-    let columns = LabelColumns::of(terms, matched);
     let ordered: Vec<&ScatterTerm> = if terms.len() == 1 {
         terms.iter().collect()
     } else {
         let mut counted: Vec<(&ScatterTerm, usize)> = terms
             .iter()
             .map(|term| {
-                let column = columns.of_term(term);
+                let (numbers, matcher) = columns.of_term(term);
                 let count = wait
                     .iter()
-                    .filter(|&&i| column[i] == Some(term.value.as_str()))
+                    .filter(|&&i| numbers.get(i).is_some_and(|&n| matcher.labelled(n)))
                     .count();
                 (term, count)
             })
@@ -266,7 +403,8 @@ fn scatter(terms: &[ScatterTerm], matched: &[PodView], wait: &mut Vec<usize>) {
         counted.into_iter().map(|(term, _)| term).collect()
     };
     for term in ordered {
-        *wait = scatter_by_term(term, columns.of_term(term), wait);
+        let (numbers, matcher) = columns.of_term(term);
+        *wait = scatter_by_term(numbers, &matcher, wait);
     }
 }
 
@@ -288,17 +426,17 @@ fn scatter_group(matched: usize, unmatched: usize) -> (usize, usize, usize) {
     )
 }
 
-/// `column` holds the term key's value of every matched pod.
-fn scatter_by_term(term: &ScatterTerm, column: &[Option<&str>], wait: &[usize]) -> Vec<usize> {
+/// `numbers` holds the term key's value number of every matched pod.
+fn scatter_by_term(numbers: &[u32], matcher: &ValueMatcher, wait: &[usize]) -> Vec<usize> {
+    // A pod outside the column reads as unlabelled.
+    let carries = |i: usize| matcher.carries(numbers.get(i).copied().unwrap_or(ABSENT));
     let (mut wait_matched, wait_unmatched): (Vec<usize>, Vec<usize>) =
-        wait.iter().partition(|&&i| carries(column, i, term));
+        wait.iter().partition(|&&i| carries(i));
     if wait_matched.len() <= 1 || wait_unmatched.len() <= 1 {
         return wait.to_vec();
     }
-    let total_matched = (0..column.len())
-        .filter(|&i| carries(column, i, term))
-        .count();
-    let total_unmatched = column.len() - total_matched;
+    let total_matched = numbers.iter().filter(|&&n| matcher.carries(n)).count();
+    let total_unmatched = numbers.len() - total_matched;
     let Some(held_back) = wait_matched.pop() else {
         return wait.to_vec();
     };

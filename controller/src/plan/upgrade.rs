@@ -7,8 +7,8 @@ use super::hotupgrade::choose_twin;
 use super::{Plan, PlanError, UpdateKind, budget, pod, select};
 use crate::cached_pod::CachedPod;
 use sidecarset_policy::annotations::{
-    self, HashAnnotation, INPLACE_UPDATE_STATE, SIDECARSET_HASH, SIDECARSET_HASH_WITHOUT_IMAGE,
-    UpgradeSpec, WORKING_HOT_UPGRADE_CONTAINER, version_alt_key, version_key,
+    self, HashAnnotation, SIDECARSET_HASH, SIDECARSET_HASH_WITHOUT_IMAGE, UpgradeSpec,
+    WORKING_HOT_UPGRADE_CONTAINER,
 };
 use sidecarset_policy::inject::patch_pod_metadata;
 use sidecarset_policy::selector::Labels;
@@ -18,12 +18,13 @@ use std::collections::BTreeMap;
 pub(crate) fn plan_rollout(
     context: &SidecarSetContext,
     matched: &[PodView],
+    sort_inputs: &select::SortInputs,
     now: &str,
     plan: &mut Plan,
 ) {
     let strategy = &context.sidecarset.spec.update_strategy;
     let mut selection = select::filter(matched);
-    select::sort(strategy, matched, &mut selection.wait);
+    select::sort(strategy, matched, sort_inputs, &mut selection.wait);
 
     let total = matched.len();
     let partition = budget::partition(strategy.partition.as_ref(), total);
@@ -52,7 +53,7 @@ pub(crate) fn plan_rollout(
     for index in chosen {
         let view = &matched[index];
         let update = upgrade_edit(context, view, now)
-            .and_then(|edit| edit.into_update(view.pod, UpdateKind::Upgrade));
+            .and_then(|edit| edit.into_update(view.pod, UpdateKind::Upgrade, &context.pointers));
         match update {
             Ok(update) => {
                 plan.pod_updates.push(update);
@@ -81,55 +82,39 @@ pub(crate) fn upgrade_edit(
     now: &str,
 ) -> Result<PodEdit, PlanError> {
     let pod = view.pod;
-    // What the steps below read: twin versions, the hash annotations, the update state and the
-    // keys patchPodMetadata may keep or merge.
-    let twin_versions: Vec<String> = context
-        .hot
-        .iter()
-        .flat_map(|hot| hot.twins.iter().map(|twin| version_key(twin)))
-        .collect();
-    let patched = context
-        .sidecarset
-        .spec
-        .patch_pod_metadata
-        .iter()
-        .flat_map(|patch| patch.annotations.keys().map(String::as_str));
-    let mut annotations = read_annotations(
-        pod,
-        [
-            SIDECARSET_HASH,
-            SIDECARSET_HASH_WITHOUT_IMAGE,
-            INPLACE_UPDATE_STATE,
-        ]
-        .into_iter()
-        .chain(twin_versions.iter().map(String::as_str))
-        .chain(patched),
-    );
+    let mut annotations = read_annotations(pod, context.upgrade_reads.iter().map(String::as_str));
     let mut images = Vec::new();
     let mut working = view.working.clone();
     let mut hot = context.hot.iter().zip(&view.hot_states);
     for container in &context.sidecarset.spec.containers {
-        let twins = if container.is_hot_upgrade() {
+        let hot_sidecar = if container.is_hot_upgrade() {
             hot.next()
-                .map(|(hot, &state)| choose_twin(hot, state, view))
         } else {
             None
         };
-        let (target, other) = twins.unwrap_or((container.name.as_str(), container.name.as_str()));
+        let (target, other) = hot_sidecar.map_or(
+            (container.name.as_str(), container.name.as_str()),
+            |(hot, &state)| choose_twin(hot, state, view),
+        );
         let image = container.image();
         if image == pod::image_of(pod, other) {
             continue;
         }
         images.push((target.to_string(), image.to_string()));
-        if container.is_hot_upgrade() {
+        if let Some((hot, _)) = hot_sidecar {
             working.insert(container.name.clone(), target.to_string());
+            let (target_version, target_alt) = hot.version_keys_of(target);
+            let (other_version_key, other_alt) = hot.version_keys_of(other);
             let other_version = annotations
-                .get(&version_key(other))
+                .get(other_version_key)
                 .cloned()
                 .unwrap_or_default();
-            annotations.insert(version_key(target), context.resource_version.to_string());
-            annotations.insert(version_alt_key(target), other_version);
-            annotations.insert(version_alt_key(other), context.resource_version.to_string());
+            annotations.insert(
+                target_version.to_string(),
+                context.resource_version.to_string(),
+            );
+            annotations.insert(target_alt.to_string(), other_version);
+            annotations.insert(other_alt.to_string(), context.resource_version.to_string());
             annotations.insert(
                 WORKING_HOT_UPGRADE_CONTAINER.to_string(),
                 annotations::to_json(&working),
