@@ -104,6 +104,16 @@ impl NameTable {
         self.spans.get(range).unwrap_or(&[])
     }
 
+    /// Whether `span` holds `wanted`: lengths first, the hot loops mostly compare unequal names.
+    fn is(&self, span: Span, wanted: &str) -> bool {
+        span.end.saturating_sub(span.start) as usize == wanted.len()
+            && self
+                .text
+                .as_bytes()
+                .get(span.start as usize..span.end as usize)
+                == Some(wanted.as_bytes())
+    }
+
     fn text(&self, span: Span) -> &str {
         self.text
             .get(span.start as usize..span.end as usize)
@@ -128,14 +138,14 @@ impl NameTable {
     pub fn position(&self, section: Section, name: &str) -> Option<usize> {
         self.section(section)
             .iter()
-            .position(|&span| self.text(span) == name)
+            .position(|&span| self.is(span, name))
     }
 
     /// The value paired with `key` in a section of pairs.
     pub fn value(&self, section: Section, key: &str) -> Option<&str> {
         self.section(section)
             .chunks_exact(2)
-            .find(|pair| self.text(pair[0]) == key)
+            .find(|pair| self.is(pair[0], key))
             .map(|pair| self.text(pair[1]))
     }
 }
