@@ -7,13 +7,13 @@ use serde_json::json;
 const NOW: &str = "2026-01-02T03:04:05Z";
 
 /// The cluster: a SidecarSetList's JSON and namespaces that carry only their name label.
-struct Listing {
+pub(super) struct Listing {
     list: Vec<u8>,
     listed: usize,
 }
 
 impl Listing {
-    fn of(items: &[Value]) -> Self {
+    pub(super) fn of(items: &[Value]) -> Self {
         let list = json!({"apiVersion": "apps.kruise.io/v1alpha1", "kind": "SidecarSetList",
                           "metadata": {}, "items": items});
         Listing {
@@ -47,7 +47,7 @@ fn sidecarset(name: &str, app: &str) -> Value {
     sidecarset
 }
 
-fn pod_create() -> Value {
+pub(super) fn pod_create() -> Value {
     json!({"uid": "1", "operation": "CREATE", "namespace": "default",
            "kind": {"group": "", "version": "v1", "kind": "Pod"},
            "object": {"apiVersion": "v1", "kind": "Pod",

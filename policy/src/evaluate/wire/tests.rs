@@ -1,39 +1,13 @@
 //! The `validate` payload to ValidationResponse bytes, as the module answers the host.
 
 use super::*;
-use crate::selector::Labels;
+use crate::evaluate::tests::{Listing, pod_create};
 use serde_json::json;
 
 const NOW: &str = "2026-01-02T03:04:05Z";
 
-/// A cluster with no SidecarSet listed; Namespaces carry their name label.
-struct Empty;
-
-impl Cluster for Empty {
-    fn list_sidecarsets(&mut self) -> Result<Vec<u8>, String> {
-        Ok(
-            br#"{"apiVersion":"apps.kruise.io/v1alpha1","kind":"SidecarSetList","items":[]}"#
-                .to_vec(),
-        )
-    }
-    fn namespace_labels(&mut self, name: &str) -> Option<Labels> {
-        Some(Labels::from([(
-            "kubernetes.io/metadata.name".into(),
-            name.into(),
-        )]))
-    }
-}
-
-fn pod_create() -> Value {
-    json!({"uid": "1", "operation": "CREATE", "namespace": "default",
-           "kind": {"group": "", "version": "v1", "kind": "Pod"},
-           "object": {"apiVersion": "v1", "kind": "Pod",
-                      "metadata": {"name": "web", "namespace": "default", "labels": {"app": "web"}},
-                      "spec": {"containers": [{"name": "app", "image": "web:1"}]}}})
-}
-
 fn answer(payload: &[u8]) -> Value {
-    let bytes = validate(payload, &mut Empty, NOW).unwrap();
+    let bytes = validate(payload, &mut Listing::of(&[]), NOW).unwrap();
     serde_json::from_slice(&bytes).unwrap()
 }
 
