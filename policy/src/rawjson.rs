@@ -306,7 +306,11 @@ impl Key<'_> {
 /// The contents of a JSON string's text (quotes included) when it reads as itself: no escapes,
 /// no control characters, valid UTF-8, exactly what serde_json would decode it to.
 pub fn plain_str(text: &[u8]) -> Option<&str> {
-    let inner = text.strip_prefix(b"\"")?.strip_suffix(b"\"")?;
+    plain_contents(text.strip_prefix(b"\"")?.strip_suffix(b"\"")?)
+}
+
+/// A string's contents (between the quotes, e.g. a raw key) when they read as themselves.
+pub fn plain_contents(inner: &[u8]) -> Option<&str> {
     if inner.iter().any(|&b| b < 0x20 || b == b'"' || b == b'\\') {
         return None;
     }

@@ -184,8 +184,7 @@ fn full(raw: &[u8], warnings: &mut Vec<String>) -> Option<SidecarSet> {
         Ok(sidecarset) => Some(sidecarset),
         // The decoder took the item: its name is read again, on this rare path only.
         Err(error) => {
-            let item = serde_json::from_slice::<Value>(raw).unwrap_or_default();
-            warnings.push(ignoring(name_of(&item), &error));
+            warnings.push(undecodable(raw, &error));
             None
         }
     }

@@ -4,7 +4,7 @@
 
 use super::{HeadInjectionStrategy, HeadMetadata, HeadSpec, SELECTION_ANNOTATIONS, SidecarSetHead};
 use crate::api::LabelSelector;
-use crate::rawjson::{Cursor, Members, ScanError, plain_str};
+use crate::rawjson::{Cursor, Members, ScanError, plain_contents, plain_str};
 use serde::de::DeserializeOwned;
 use std::collections::BTreeMap;
 
@@ -183,19 +183,11 @@ fn string_map(cursor: &mut Cursor<'_>) -> Option<Option<BTreeMap<String, String>
     };
     let mut map = BTreeMap::new();
     while let Some(key) = cursor.next_key(&mut members).ok()? {
-        let key = plain_key(key)?;
+        let key = plain_contents(key)?;
         let value = plain_str(cursor.skip().ok()?)?;
         map.insert(key.to_string(), value.to_string());
     }
     Some(Some(map))
-}
-
-/// A raw key that reads as itself (see `plain_str`).
-fn plain_key(raw: &[u8]) -> Option<&str> {
-    if raw.iter().any(|&b| b < 0x20 || b == b'\\') {
-        return None;
-    }
-    std::str::from_utf8(raw).ok()
 }
 
 /// serde rejects a duplicate field; so does the scan, by handing over. Fields by index.
