@@ -29,8 +29,7 @@ fn mutation_gives_the_documented_patch_and_line() {
         mutated_object: Some(annotated_pod()),
         ..accepted()
     };
-    let admission =
-        AdmissionResponse::from_validation_response("uid-1", Some(&pod()), &response).unwrap();
+    let admission = AdmissionResponse::from_validation_response("uid-1", Some(&pod()), &response);
     assert_eq!(admission.patch.as_deref(), Some(PROBE_PATCH));
     assert_eq!(
         serde_json::to_string(&admission).unwrap(),
@@ -57,8 +56,7 @@ fn patch_applies_back_to_the_mutated_object() {
         mutated_object: Some(mutated.clone()),
         ..accepted()
     };
-    let admission =
-        AdmissionResponse::from_validation_response("u", Some(&original), &response).unwrap();
+    let admission = AdmissionResponse::from_validation_response("u", Some(&original), &response);
     let patch: json_patch::Patch =
         serde_json::from_value(admission.decoded_patch().unwrap()).unwrap();
     let mut patched = original;
@@ -72,8 +70,7 @@ fn an_unchanged_mutated_object_gives_no_patch() {
         mutated_object: Some(pod()),
         ..accepted()
     };
-    let admission =
-        AdmissionResponse::from_validation_response("u", Some(&pod()), &response).unwrap();
+    let admission = AdmissionResponse::from_validation_response("u", Some(&pod()), &response);
     assert_eq!(admission.patch, None);
     assert_eq!(admission.patch_type, None);
     assert_eq!(
@@ -90,7 +87,7 @@ fn mutating_a_null_object_is_rejected() {
     };
     for object in [None, Some(Value::Null)] {
         let admission =
-            AdmissionResponse::from_validation_response("u", object.as_ref(), &response).unwrap();
+            AdmissionResponse::from_validation_response("u", object.as_ref(), &response);
         assert!(!admission.allowed);
         assert_eq!(admission.patch, None);
         assert_eq!(
@@ -110,8 +107,7 @@ fn status_only_when_message_or_code_and_copies_annotations_and_warnings() {
         audit_annotations: Some([("k".to_string(), "v".to_string())].into()),
         warnings: Some(vec!["careful".into()]),
     };
-    let admission =
-        AdmissionResponse::from_validation_response("u", Some(&pod()), &rejected).unwrap();
+    let admission = AdmissionResponse::from_validation_response("u", Some(&pod()), &rejected);
     assert_eq!(
         serde_json::to_string(&admission).unwrap(),
         r#"{"uid":"u","allowed":false,"status":{"message":"no"},"auditAnnotations":{"k":"v"},"warnings":["careful"]}"#
@@ -120,7 +116,7 @@ fn status_only_when_message_or_code_and_copies_annotations_and_warnings() {
         code: Some(418),
         ..accepted()
     };
-    let admission = AdmissionResponse::from_validation_response("u", None, &with_code).unwrap();
+    let admission = AdmissionResponse::from_validation_response("u", None, &with_code);
     assert_eq!(
         serde_json::to_value(&admission).unwrap()["status"],
         json!({"code": 418})

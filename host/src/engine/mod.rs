@@ -212,7 +212,35 @@ impl PolicyEngine {
             settings: &settings,
         })
         .map_err(|e| EngineError::InvalidInput(e.to_string()))?;
-        let bytes = self.call("validate", &payload, host)?;
+        self.validate_payload(&payload, host)
+    }
+
+    /// `validate` with the request as it arrived (JSON text, e.g. a slice of the AdmissionReview)
+    /// and settings serialized once by [`settings_json`]: no re-serialization per call.
+    pub fn validate_json(
+        &self,
+        request: &str,
+        settings_json: &[u8],
+        host: &dyn HostCallbacks,
+    ) -> Result<ValidationResponse, EngineError> {
+        const HEAD: &[u8] = b"{\"request\":";
+        const MIDDLE: &[u8] = b",\"settings\":";
+        let mut payload =
+            Vec::with_capacity(HEAD.len() + request.len() + MIDDLE.len() + settings_json.len() + 1);
+        payload.extend_from_slice(HEAD);
+        payload.extend_from_slice(request.as_bytes());
+        payload.extend_from_slice(MIDDLE);
+        payload.extend_from_slice(settings_json);
+        payload.push(b'}');
+        self.validate_payload(&payload, host)
+    }
+
+    fn validate_payload(
+        &self,
+        payload: &[u8],
+        host: &dyn HostCallbacks,
+    ) -> Result<ValidationResponse, EngineError> {
+        let bytes = self.call("validate", payload, host)?;
         serde_json::from_slice(&bytes).map_err(|e| EngineError::InvalidResponse(e.to_string()))
     }
 
@@ -328,6 +356,12 @@ impl PolicyEngine {
 fn arm_deadline(store: &mut Store<StoreState>, config: &EngineConfig) {
     store.data_mut().deadline = Instant::now() + config.deadline;
     store.set_epoch_deadline(1);
+}
+
+/// The settings as the `settings` of every `validate` payload ([`PolicyEngine::validate_json`]).
+pub fn settings_json(settings: &Value) -> Result<Vec<u8>, EngineError> {
+    serde_json::to_vec(&settings_object(settings)?)
+        .map_err(|e| EngineError::InvalidInput(e.to_string()))
 }
 
 fn settings_object(settings: &Value) -> Result<Value, EngineError> {

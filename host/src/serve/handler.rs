@@ -7,7 +7,10 @@ use bytes::Bytes;
 use http::{Method, Request, Response, StatusCode, header};
 use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming;
+use serde::Deserialize;
+use serde_json::value::RawValue;
 use serde_json::{Value, json};
+use std::ops::Range;
 
 use super::AppState;
 use super::metrics::Verdict;
@@ -100,57 +103,100 @@ fn bad_request(message: impl std::fmt::Display) -> HttpResponse {
     )
 }
 
-/// A parsed AdmissionReview: its apiVersion (echoed back) and its request.
+/// The fields of an AdmissionReview the handler reads; the request stays JSON text for the guest.
+#[derive(Deserialize)]
+struct Envelope<'a> {
+    #[serde(default, rename = "apiVersion")]
+    api_version: Option<Value>,
+    #[serde(default)]
+    kind: Option<Value>,
+    #[serde(default, borrow)]
+    request: Option<&'a RawValue>,
+}
+
+/// The fields of the request the handler reads: `object` is what the patch is computed against.
+#[derive(Deserialize)]
+struct RequestHead {
+    #[serde(default)]
+    uid: Value,
+    #[serde(default)]
+    kind: Value,
+    #[serde(default)]
+    object: Option<Value>,
+}
+
+/// A parsed AdmissionReview: its apiVersion (echoed back), where its request's JSON text lies in
+/// the body (sent to the guest as it came), and what of the request the handler needs.
 #[derive(Debug)]
 struct Review {
-    api_version: String,
-    request: Value,
+    api_version: &'static str,
+    request_json: Range<usize>,
+    uid: String,
+    kind: Value,
+    object: Option<Value>,
 }
 
 fn parse_review(body: &[u8]) -> Result<Review, String> {
-    let mut review: Value =
-        serde_json::from_slice(body).map_err(|e| format!("invalid JSON: {e}"))?;
-    let api_version = review
-        .get("apiVersion")
-        .and_then(Value::as_str)
-        .unwrap_or_default();
-    if !matches!(
-        api_version,
-        "admission.k8s.io/v1" | "admission.k8s.io/v1beta1"
-    ) {
-        return Err(format!(
-            "apiVersion must be admission.k8s.io/v1, got {:?}",
-            review.get("apiVersion").unwrap_or(&Value::Null)
-        ));
-    }
-    let api_version = api_version.to_string();
-    if review.get("kind").and_then(Value::as_str) != Some("AdmissionReview") {
+    let not_an_object = Envelope {
+        api_version: None,
+        kind: None,
+        request: None,
+    };
+    let envelope: Envelope<'_> = match serde_json::from_slice(body) {
+        // A derived struct also reads from an array: only an object is an AdmissionReview.
+        Ok(_) if body.trim_ascii_start().first() != Some(&b'{') => not_an_object,
+        Ok(envelope) => envelope,
+        // Not an object at all (a number, a string): say what the apiVersion should have been.
+        Err(e) if e.is_data() => not_an_object,
+        Err(e) => return Err(format!("invalid JSON: {e}")),
+    };
+    let api_version = match envelope.api_version.as_ref().and_then(Value::as_str) {
+        Some("admission.k8s.io/v1") => "admission.k8s.io/v1",
+        Some("admission.k8s.io/v1beta1") => "admission.k8s.io/v1beta1",
+        _ => {
+            return Err(format!(
+                "apiVersion must be admission.k8s.io/v1, got {}",
+                envelope.api_version.unwrap_or(Value::Null)
+            ));
+        }
+    };
+    if envelope.kind.as_ref().and_then(Value::as_str) != Some("AdmissionReview") {
         return Err("kind must be AdmissionReview".into());
     }
-    let request = review
-        .get_mut("request")
-        .map(Value::take)
-        .filter(Value::is_object)
+    let request = envelope
+        .request
+        .filter(|request| request.get().starts_with('{'))
         .ok_or("the AdmissionReview has no request object")?;
-    if !request.get("uid").is_some_and(Value::is_string) {
+    let head: RequestHead = serde_json::from_str(request.get())
+        .map_err(|_| "the AdmissionReview has no request object".to_string())?;
+    let Value::String(uid) = head.uid else {
         return Err("request.uid must be a string".into());
-    }
-    if !request.get("kind").is_some_and(Value::is_object) {
+    };
+    if !head.kind.is_object() {
         return Err("request.kind must be a GroupVersionKind object".into());
+    }
+    // A borrowed RawValue is a slice of `body` itself.
+    let start = (request.get().as_ptr() as usize).wrapping_sub(body.as_ptr() as usize);
+    let request_json = start..start + request.get().len();
+    if body.get(request_json.clone()) != Some(request.get().as_bytes()) {
+        return Err("the AdmissionReview's request could not be located".into());
     }
     Ok(Review {
         api_version,
-        request,
+        request_json,
+        uid,
+        kind: head.kind,
+        object: head.object,
     })
 }
 
 /// The metrics label of the request's kind; `None` for kinds the policy does not handle.
-fn handled_kind(request: &Value) -> Option<&'static str> {
-    let group = request
-        .pointer("/kind/group")
+fn handled_kind(kind: &Value) -> Option<&'static str> {
+    let group = kind
+        .get("group")
         .and_then(Value::as_str)
         .unwrap_or_default();
-    match (group, request.pointer("/kind/kind").and_then(Value::as_str)) {
+    match (group, kind.get("kind").and_then(Value::as_str)) {
         ("", Some("Pod")) => Some("Pod"),
         ("apps.kruise.io", Some("SidecarSet")) => Some("SidecarSet"),
         _ => None,
@@ -218,21 +264,19 @@ async fn admit(state: &Arc<AppState>, request: Request<Incoming>) -> HttpRespons
     };
     let Review {
         api_version,
-        request,
+        request_json,
+        uid,
+        kind,
+        object,
     } = match parse_review(&body) {
         Ok(review) => review,
         Err(message) => return bad_request(message),
     };
-    let uid = request
-        .get("uid")
-        .and_then(Value::as_str)
-        .unwrap_or_default()
-        .to_string();
-    let Some(kind) = handled_kind(&request) else {
+    let Some(kind) = handled_kind(&kind) else {
         // The policy only handles Pods and SidecarSets: anything else passes unchanged.
         state.metrics.record_request("other", Verdict::Accepted);
         return review_response(
-            &api_version,
+            api_version,
             AdmissionResponse {
                 uid,
                 allowed: true,
@@ -258,31 +302,29 @@ async fn admit(state: &Arc<AppState>, request: Request<Incoming>) -> HttpRespons
         let state = worker_state;
         let _running = state.metrics.running();
         let started = Instant::now();
+        // parse_review checked that the range lies in the body and holds UTF-8 JSON.
+        let request = body
+            .get(request_json)
+            .and_then(|json| std::str::from_utf8(json).ok())
+            .unwrap_or_default();
         let result = state
             .engine
-            .validate(&request, &state.settings, &state.callbacks);
+            .validate_json(request, &state.settings_json, &state.callbacks);
         state.metrics.observe_latency(started.elapsed());
         match result {
-            Ok(validation) => AdmissionResponse::from_validation_response(
-                uid.as_str(),
-                request.get("object"),
-                &validation,
-            )
-            .map(|response| {
+            Ok(validation) => {
+                let response = AdmissionResponse::from_validation_response(
+                    uid.as_str(),
+                    object.as_ref(),
+                    &validation,
+                );
                 let verdict = match (response.allowed, response.patch.is_some()) {
                     (true, true) => Verdict::Mutated,
                     (true, false) => Verdict::Accepted,
                     (false, _) => Verdict::Rejected,
                 };
                 (response, verdict)
-            })
-            .unwrap_or_else(|e| {
-                state.metrics.record_error("internal");
-                (
-                    AdmissionResponse::reject_internal_server_error(uid.as_str(), e),
-                    Verdict::Error,
-                )
-            }),
+            }
             Err(e) => {
                 tracing::warn!(uid = %uid, error = %e, "policy evaluation failed");
                 state.metrics.record_error(error_reason(&e));
@@ -297,7 +339,7 @@ async fn admit(state: &Arc<AppState>, request: Request<Incoming>) -> HttpRespons
     match evaluation {
         Ok((response, verdict)) => {
             state.metrics.record_request(kind, verdict);
-            review_response(&api_version, response)
+            review_response(api_version, response)
         }
         Err(e) => {
             tracing::error!(error = %e, "evaluation thread failed");
@@ -337,5 +379,16 @@ mod tests {
         assert!(parse_review(no_request).unwrap_err().contains("no request"));
         let no_uid = br#"{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"kind":{}}}"#;
         assert!(parse_review(no_uid).unwrap_err().contains("uid"));
+        let array = br#"["admission.k8s.io/v1","AdmissionReview",{"uid":"u","kind":{}}]"#;
+        assert!(parse_review(array).unwrap_err().contains("apiVersion"));
+        let not_object =
+            br#"{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":[]}"#;
+        assert!(parse_review(not_object).unwrap_err().contains("no request"));
+        let review = parse_review(ok).expect("a review");
+        assert_eq!(review.uid, "u");
+        assert_eq!(
+            &ok[review.request_json],
+            br#"{"uid":"u","kind":{"group":"","version":"v1","kind":"Pod"}}"#
+        );
     }
 }

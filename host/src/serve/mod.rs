@@ -58,6 +58,8 @@ pub struct AppState {
     pub engine: PolicyEngine,
     /// The validated settings, as a JSON object.
     pub settings: Value,
+    /// `settings` serialized once, for every evaluation's payload.
+    pub settings_json: Vec<u8>,
     /// Answers the Kubernetes host callbacks (readiness is read from it).
     pub context: SharedContext,
     /// `context` behind the policy's allow-list: what every evaluation talks to.
@@ -87,9 +89,11 @@ impl AppState {
         if !validation.valid {
             return Err(ServeError::Settings(validation.message.unwrap_or_default()));
         }
+        let settings_json = crate::engine::settings_json(&settings)?;
         Ok(Self {
             engine,
             settings,
+            settings_json,
             context,
             callbacks,
             workers: Arc::new(Semaphore::new(workers.max(1))),

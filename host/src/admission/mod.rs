@@ -1,5 +1,7 @@
 //! From the policy's `ValidationResponse` to the Kubernetes `AdmissionResponse`, as policy-evaluator builds it.
 
+mod patch;
+
 use std::collections::BTreeMap;
 
 use base64::Engine as _;
@@ -62,9 +64,6 @@ pub enum AdmissionError {
     /// An AdmissionReview without `request`.
     #[error("the AdmissionReview has no request")]
     MissingRequest,
-    /// The JSONPatch could not be serialized.
-    #[error("cannot serialize JSONPatch: {0}")]
-    Patch(String),
 }
 
 impl AdmissionResponse {
@@ -103,12 +102,12 @@ impl AdmissionResponse {
         uid: impl Into<String>,
         request_object: Option<&Value>,
         response: &ValidationResponse,
-    ) -> Result<Self, AdmissionError> {
+    ) -> Self {
         let uid = uid.into();
         let request_object = request_object.filter(|o| !o.is_null());
         let patch = match (&response.mutated_object, request_object) {
             (Some(_), None) => {
-                return Ok(Self {
+                return Self {
                     uid,
                     allowed: false,
                     status: Some(AdmissionResponseStatus {
@@ -116,17 +115,10 @@ impl AdmissionResponse {
                         code: None,
                     }),
                     ..Self::default()
-                });
+                };
             }
             (Some(mutated), Some(original)) => {
-                let diff = json_patch::diff(original, mutated);
-                if diff.0.is_empty() {
-                    None
-                } else {
-                    let json = serde_json::to_string(&diff)
-                        .map_err(|e| AdmissionError::Patch(e.to_string()))?;
-                    Some(STANDARD.encode(json))
-                }
+                patch::diff(original, mutated).map(|json| STANDARD.encode(json))
             }
             (None, _) => None,
         };
@@ -136,7 +128,7 @@ impl AdmissionResponse {
                 code: response.code,
             }
         });
-        Ok(Self {
+        Self {
             uid,
             allowed: response.accepted,
             patch_type: patch.as_ref().map(|_| "JSONPatch".to_string()),
@@ -144,7 +136,7 @@ impl AdmissionResponse {
             status,
             audit_annotations: response.audit_annotations.clone(),
             warnings: response.warnings.clone(),
-        })
+        }
     }
 
     /// Wraps the response in an `admission.k8s.io/v1` AdmissionReview, as a webhook answers.
@@ -196,7 +188,6 @@ pub fn evaluate_admission(
     match engine.validate(request, settings, host) {
         Ok(response) => {
             AdmissionResponse::from_validation_response(uid, request.get("object"), &response)
-                .unwrap_or_else(|e| AdmissionResponse::reject_internal_server_error(uid, e))
         }
         Err(e) => AdmissionResponse::from_engine_error(uid, &e),
     }
