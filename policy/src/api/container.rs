@@ -7,6 +7,8 @@ use serde_json::{Map, Value};
 
 mod decode;
 
+pub(super) use decode::{ContainerVisitor, ThroughValue};
+
 /// The JSON keys that belong to the SidecarSet extension, never to the pod's container.
 pub const EXTENSION_KEYS: [&str; 6] = [
     "podInjectPolicy",
