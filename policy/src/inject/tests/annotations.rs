@@ -82,7 +82,7 @@ fn pod_sidecarset_hash_compatibility() {
         labels: &pod_labels,
         annotations: &annotations,
     };
-    let built = build_sidecars(view, &[], NOW).unwrap();
+    let built = build_sidecars(view, Vec::new(), NOW).unwrap();
     assert!(built.containers.is_empty() && built.init_containers.is_empty());
     for (key, value) in [
         (SIDECARSET_HASH, hash),
