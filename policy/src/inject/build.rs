@@ -83,12 +83,7 @@ pub(crate) fn build_sidecars(
         let current = current_hashes(&sidecarset);
         let (init_containers, containers) = take_containers(&mut sidecarset);
         names.insert(sidecarset.name().to_string());
-        let volumes: BTreeMap<&str, &Value> = sidecarset
-            .spec
-            .volumes
-            .iter()
-            .map(|v| (str_of(v, "name"), v))
-            .collect();
+        let volumes = sidecarset.spec.volumes.as_slice();
         let mut sidecar_list = BTreeSet::new();
         let injected_before = built.init_containers.len() + built.containers.len();
 
@@ -97,7 +92,7 @@ pub(crate) fn build_sidecars(
             if native {
                 sidecar_list.insert(init.name.clone());
             }
-            let container = prepare(&mut init, &pod, &volumes, &mut built.volumes);
+            let container = prepare(&mut init, &pod, volumes, &mut built.volumes);
             let hot = native && init.is_hot_upgrade();
             hot_upgraded |= hot;
             push(
@@ -118,7 +113,7 @@ pub(crate) fn build_sidecars(
             }));
         for mut sidecar in containers {
             sidecar_list.insert(sidecar.name.clone());
-            let container = prepare(&mut sidecar, &pod, &volumes, &mut built.volumes);
+            let container = prepare(&mut sidecar, &pod, volumes, &mut built.volumes);
             let hot = sidecar.is_hot_upgrade();
             hot_upgraded |= hot;
             push(
@@ -193,7 +188,7 @@ fn take_containers(
 fn prepare(
     sidecar: &mut SidecarContainer,
     pod: &PodView<'_>,
-    volumes: &BTreeMap<&str, &Value>,
+    volumes: &[Value],
     injected_volumes: &mut Vec<Value>,
 ) -> Map<String, Value> {
     let (mounts, subpath_envs) = if sidecar.share_volume_policy.enabled() {
@@ -209,7 +204,9 @@ fn prepare(
     injected_volumes.extend(
         sidecar
             .own_volume_names()
-            .filter_map(|name| volumes.get(name).map(|v| (*v).clone())),
+            // The last of the SidecarSet's volumes with that name, as a map by name keeps.
+            .filter_map(|name| volumes.iter().rev().find(|v| str_of(v, "name") == name))
+            .cloned(),
     );
 
     let mut container = sidecar.take_pod_container();
