@@ -7,6 +7,8 @@ use serde_json::{Map, Value};
 
 mod decode;
 
+pub(super) use decode::{ContainerVisitor, ThroughValue};
+
 /// The JSON keys that belong to the SidecarSet extension, never to the pod's container.
 pub const EXTENSION_KEYS: [&str; 6] = [
     "podInjectPolicy",
@@ -155,13 +157,14 @@ impl SidecarContainer {
             .filter_map(|item| item.get("name").and_then(Value::as_str))
     }
 
-    /// The container as it goes into a pod: core/v1 fields only, `name` first.
-    pub fn to_pod_container(&self) -> Map<String, Value> {
+    /// The container as it goes into a pod: core/v1 fields only, `name` first; they move out
+    /// (the sidecar keeps an empty `container`).
+    pub fn take_pod_container(&mut self) -> Map<String, Value> {
         let mut out = Map::new();
         out.insert("name".into(), Value::String(self.name.clone()));
-        for (key, value) in &self.container {
+        for (key, value) in std::mem::take(&mut self.container) {
             if !EXTENSION_KEYS.contains(&key.as_str()) && key != "name" {
-                out.insert(key.clone(), value.clone());
+                out.insert(key, value);
             }
         }
         out

@@ -170,9 +170,12 @@ fn defaulted(item: &Value) -> Value {
     item
 }
 
-/// Through `Value`, the one decoder the full type is compiled for (a second doubles its code);
-/// the tree moves into the result instead of being copied.
+/// Straight from the text when it has the plain shape, else through `Value` (the reference,
+/// whose messages the warnings quote); the tree moves into the result instead of being copied.
 fn full(raw: &[u8], warnings: &mut Vec<String>) -> Option<SidecarSet> {
+    if let Ok(sidecarset) = SidecarSet::from_plain_json(raw) {
+        return Some(sidecarset);
+    }
     let item = match serde_json::from_slice::<Value>(raw) {
         Ok(item) => item,
         Err(error) => {

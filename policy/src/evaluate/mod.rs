@@ -7,6 +7,7 @@ use crate::inject;
 use crate::selector::Labels;
 use crate::settings::{Settings, SettingsError};
 use serde_json::Value;
+use std::borrow::Cow;
 
 mod listed;
 pub mod wire;
@@ -132,12 +133,12 @@ fn admit_pod(
     let labels = inject::pod::labels(&pod);
     let mut warnings = Vec::new();
     let inline_all: Vec<SidecarSet>;
-    let listed_matched: Vec<SidecarSet>;
-    let selected = match &settings.sidecar_sets {
+    let selected: Result<Vec<Cow<'_, SidecarSet>>, _> = match &settings.sidecar_sets {
         Some(inline) => {
             inline_all = listed::decode_inline(inline, &mut warnings);
             let mut lookup = |name: &str| cluster.namespace_labels(name);
             inject::select(&namespace, &labels, &inline_all, &mut lookup)
+                .map(|selected| selected.into_iter().map(Cow::Borrowed).collect())
         }
         None => {
             let list = match cluster.list_sidecarsets() {
@@ -146,10 +147,8 @@ fn admit_pod(
             };
             let mut lookup = |name: &str| cluster.namespace_labels(name);
             match listed::select(&list, &namespace, &labels, &mut lookup, &mut warnings) {
-                Ok(matched) => {
-                    listed_matched = matched;
-                    Ok(listed_matched.iter().collect())
-                }
+                // Decoded for this request alone: handed over to injection, not borrowed.
+                Ok(matched) => Ok(matched.into_iter().map(Cow::Owned).collect()),
                 Err(listed::SelectError::Inject(error)) => Err(error),
                 Err(listed::SelectError::List(message)) => return Verdict::reject(message, 500),
             }
@@ -159,7 +158,7 @@ fn admit_pod(
         Ok(selected) => selected,
         Err(error) => return Verdict::reject(error.to_string(), 400),
     };
-    let outcome = match inject::inject(&mut pod, &selected, now) {
+    let outcome = match inject::inject_selected(&mut pod, &labels, selected, now) {
         Ok(true) => Outcome::Mutate(pod),
         Ok(false) => Outcome::Accept,
         Err(error) => Outcome::Reject {

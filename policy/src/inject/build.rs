@@ -13,6 +13,7 @@ use crate::hotupgrade;
 use crate::revision::current_hashes;
 use crate::selector::Labels;
 use serde_json::{Map, Value};
+use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
 
 /// A container ready for the pod, with the placement its SidecarSet asked for.
@@ -48,9 +49,10 @@ pub(crate) struct PodView<'a> {
     pub annotations: &'a Labels,
 }
 
+/// The SidecarSets' containers move into the pod when they are owned (`Cow::Owned`).
 pub(crate) fn build_sidecars(
     pod: PodView<'_>,
-    sidecarsets: &[&SidecarSet],
+    sidecarsets: Vec<Cow<'_, SidecarSet>>,
     now: &str,
 ) -> Result<Built, InjectError> {
     let mut hashes = annotations::parse_hash_annotation(
@@ -76,29 +78,28 @@ pub(crate) fn build_sidecars(
     let mut built = Built::default();
     let mut hot_upgraded = false;
 
-    for sidecarset in sidecarsets {
+    for mut sidecarset in sidecarsets {
+        // Read before the containers move out: the hashes may be computed from them.
+        let current = current_hashes(&sidecarset);
+        let (init_containers, containers) = take_containers(&mut sidecarset);
         names.insert(sidecarset.name().to_string());
-        let volumes: BTreeMap<&str, &Value> = sidecarset
-            .spec
-            .volumes
-            .iter()
-            .map(|v| (str_of(v, "name"), v))
-            .collect();
+        let volumes = sidecarset.spec.volumes.as_slice();
         let mut sidecar_list = BTreeSet::new();
         let injected_before = built.init_containers.len() + built.containers.len();
 
-        for init in &sidecarset.spec.init_containers {
-            if init.is_native_sidecar() {
+        for mut init in init_containers {
+            let native = init.is_native_sidecar();
+            if native {
                 sidecar_list.insert(init.name.clone());
             }
-            let container = prepare(init, &pod, &volumes, &mut built.volumes);
-            let hot = init.is_native_sidecar() && init.is_hot_upgrade();
+            let container = prepare(&mut init, &pod, volumes, &mut built.volumes);
+            let hot = native && init.is_hot_upgrade();
             hot_upgraded |= hot;
             push(
                 &mut built.init_containers,
                 &mut built.annotations,
                 &mut working,
-                init,
+                &init,
                 container,
                 hot,
             );
@@ -110,23 +111,22 @@ pub(crate) fn build_sidecars(
                 secret.insert("name".into(), Value::String(s.name.clone()));
                 Value::Object(secret)
             }));
-        for sidecar in &sidecarset.spec.containers {
+        for mut sidecar in containers {
             sidecar_list.insert(sidecar.name.clone());
-            let container = prepare(sidecar, &pod, &volumes, &mut built.volumes);
+            let container = prepare(&mut sidecar, &pod, volumes, &mut built.volumes);
             let hot = sidecar.is_hot_upgrade();
             hot_upgraded |= hot;
             push(
                 &mut built.containers,
                 &mut built.annotations,
                 &mut working,
-                sidecar,
+                &sidecar,
                 container,
                 hot,
             );
         }
 
         if built.init_containers.len() + built.containers.len() > injected_before {
-            let current = current_hashes(sidecarset);
             let entry = |hash: String, controller_revision: String| UpgradeSpec {
                 update_timestamp: Some(now.to_string()),
                 hash,
@@ -166,12 +166,29 @@ pub(crate) fn build_sidecars(
     Ok(built)
 }
 
+/// The SidecarSet's init containers and containers: moved out of an owned one, else copied.
+fn take_containers(
+    sidecarset: &mut Cow<'_, SidecarSet>,
+) -> (Vec<SidecarContainer>, Vec<SidecarContainer>) {
+    match sidecarset {
+        Cow::Borrowed(borrowed) => (
+            borrowed.spec.init_containers.clone(),
+            borrowed.spec.containers.clone(),
+        ),
+        Cow::Owned(owned) => (
+            std::mem::take(&mut owned.spec.init_containers),
+            std::mem::take(&mut owned.spec.containers),
+        ),
+    }
+}
+
 /// Shared mounts, env and devices merged into the sidecar (§3.7.1 steps 3–7); collects the
-/// SidecarSet volumes its own mounts and devices reference.
+/// SidecarSet volumes its own mounts and devices reference. The sidecar's core/v1 fields move
+/// into the result.
 fn prepare(
-    sidecar: &SidecarContainer,
+    sidecar: &mut SidecarContainer,
     pod: &PodView<'_>,
-    volumes: &BTreeMap<&str, &Value>,
+    volumes: &[Value],
     injected_volumes: &mut Vec<Value>,
 ) -> Map<String, Value> {
     let (mounts, subpath_envs) = if sidecar.share_volume_policy.enabled() {
@@ -187,10 +204,12 @@ fn prepare(
     injected_volumes.extend(
         sidecar
             .own_volume_names()
-            .filter_map(|name| volumes.get(name).map(|v| (*v).clone())),
+            // The last of the SidecarSet's volumes with that name, as a map by name keeps.
+            .filter_map(|name| volumes.iter().rev().find(|v| str_of(v, "name") == name))
+            .cloned(),
     );
 
-    let mut container = sidecar.to_pod_container();
+    let mut container = sidecar.take_pod_container();
     // The container's own lists are moved out (an empty list left in place), not copied.
     let own_mounts = take_list(&mut container, "volumeMounts");
     let own_devices = take_list(&mut container, "volumeDevices");

@@ -30,16 +30,14 @@ pub(crate) fn merge_containers(existing: Vec<Value>, injected: Vec<Injected>) ->
 /// Volumes: the pod's own are kept as they are; injected ones whose name is new are appended
 /// (first wins among SidecarSets).
 pub(crate) fn merge_volumes(existing: Vec<Value>, injected: Vec<Value>) -> Vec<Value> {
-    let mut seen: BTreeSet<String> = existing
-        .iter()
-        .map(|v| str_of(v, "name").to_string())
-        .collect();
     let mut out = existing;
-    out.extend(
-        injected
-            .into_iter()
-            .filter(|v| seen.insert(str_of(v, "name").to_string())),
-    );
+    for volume in injected {
+        // A handful of volumes: a scan costs less than a set of copied names.
+        let name = str_of(&volume, "name");
+        if !out.iter().any(|v| str_of(v, "name") == name) {
+            out.push(volume);
+        }
+    }
     out
 }
 

@@ -15,9 +15,10 @@ pub use select::{
 
 use crate::annotations::HashAnnotationError;
 use crate::api::SidecarSet;
-use crate::selector::SelectorError;
+use crate::selector::{Labels, SelectorError};
 use build::{PodView, build_sidecars};
 use serde_json::Value;
+use std::borrow::Cow;
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum InjectError {
@@ -60,16 +61,33 @@ pub fn inject(
     sidecarsets: &[&SidecarSet],
     now: &str,
 ) -> Result<bool, InjectError> {
+    let labels = pod::labels(pod);
+    let sidecarsets = sidecarsets.iter().map(|s| Cow::Borrowed(*s)).collect();
+    inject_selected(pod, &labels, sidecarsets, now)
+}
+
+/// `inject` for a caller that has read the pod's labels (`pod::labels`) and may hand over the
+/// SidecarSets: the containers of owned ones move into the pod instead of being copied.
+pub(crate) fn inject_selected(
+    pod: &mut Value,
+    labels: &Labels,
+    sidecarsets: Vec<Cow<'_, SidecarSet>>,
+    now: &str,
+) -> Result<bool, InjectError> {
     pod::check_shape(pod)?;
     if sidecarsets.is_empty() {
         return Ok(false);
     }
-    for sidecarset in sidecarsets {
+    for sidecarset in &sidecarsets {
         select::reject_unsupported(sidecarset)?;
     }
-    let original_annotations = pod::annotations(pod);
-    let mut annotations = original_annotations.clone();
-    for sidecarset in sidecarsets {
+    let mut annotations = pod::annotations(pod);
+    // Kept only when patchPodMetadata may change the annotations (to tell whether it did).
+    let original_annotations = sidecarsets
+        .iter()
+        .any(|s| !s.spec.patch_pod_metadata.is_empty())
+        .then(|| annotations.clone());
+    for sidecarset in &sidecarsets {
         patch_pod_metadata(&mut annotations, &sidecarset.spec.patch_pod_metadata).map_err(
             |source| InjectError::PatchMetadata {
                 sidecarset: sidecarset.name().to_string(),
@@ -77,15 +95,14 @@ pub fn inject(
             },
         )?;
     }
-    let labels = pod::labels(pod);
     let view = PodView {
         containers: pod::spec_list(pod, "containers"),
-        labels: &labels,
+        labels,
         annotations: &annotations,
     };
     let mut built = build_sidecars(view, sidecarsets, now)?;
     if built.init_containers.is_empty() && built.containers.is_empty() {
-        if annotations == original_annotations {
+        if original_annotations.is_none_or(|original| original == annotations) {
             return Ok(false);
         }
         pod::set_annotations(pod, &annotations)?;

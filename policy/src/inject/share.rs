@@ -88,10 +88,16 @@ pub(crate) fn transfer_envs(
         let Some(source) = transfer_source(item, pod_labels, pod_annotations) else {
             continue;
         };
-        let names: BTreeSet<&str> = std::iter::once(item.env_name.as_str())
+        // Sorted and de-duplicated (a set's order), in a slice: it is searched once per env var.
+        let mut names: Vec<&str> = Vec::new();
+        for name in std::iter::once(item.env_name.as_str())
             .filter(|n| !n.is_empty())
             .chain(item.env_names.iter().map(String::as_str))
-            .collect();
+        {
+            if let Err(at) = names.binary_search(&name) {
+                names.insert(at, name);
+            }
+        }
         let Some(container) = pod_containers
             .iter()
             .filter_map(Value::as_object)

@@ -2,9 +2,9 @@
 //! buffering. The derived one copies every core/v1 field twice (into serde's `Content`, then
 //! into the map); this one moves each into `container` as it comes.
 
-use super::super::nullable::or_default;
+use super::super::nullable::{OrDefault, or_default};
 use super::SidecarContainer;
-use serde::de::{DeserializeSeed, Error, MapAccess, Visitor};
+use serde::de::{DeserializeOwned, Error, MapAccess, Visitor};
 use serde::{Deserialize, Deserializer};
 use serde_json::Value;
 use std::fmt;
@@ -13,13 +13,46 @@ use std::marker::PhantomData;
 impl<'de> Deserialize<'de> for SidecarContainer {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         // A map, as the derive asks for a struct with a flattened field.
-        deserializer.deserialize_map(ContainerVisitor)
+        deserializer.deserialize_map(ContainerVisitor::<OwnDecoders>(PhantomData))
     }
 }
 
-struct ContainerVisitor;
+/// How the extension fields (typed, unlike the core/v1 ones) are read.
+pub(in crate::api) trait Extensions {
+    fn read<'de, A: MapAccess<'de>, T: DeserializeOwned + Default>(
+        map: &mut A,
+    ) -> Result<T, A::Error>;
+}
 
-impl<'de> Visitor<'de> for ContainerVisitor {
+/// By their own decoders: `null` as the zero value, errors where serde raises them.
+pub(in crate::api) struct OwnDecoders;
+
+impl Extensions for OwnDecoders {
+    fn read<'de, A: MapAccess<'de>, T: DeserializeOwned + Default>(
+        map: &mut A,
+    ) -> Result<T, A::Error> {
+        map.next_value_seed(OrDefault(PhantomData))
+    }
+}
+
+/// Through a `Value`, with the decoders the `Value` path already compiles: the direct text
+/// decode (`spec::text`) then adds no second copy of them to the module. Same results; an
+/// error's position differs, which is why only that path (which retries on error) uses this.
+pub(in crate::api) struct ThroughValue;
+
+impl Extensions for ThroughValue {
+    fn read<'de, A: MapAccess<'de>, T: DeserializeOwned + Default>(
+        map: &mut A,
+    ) -> Result<T, A::Error> {
+        let value: Value = map.next_value()?;
+        or_default(value).map_err(A::Error::custom)
+    }
+}
+
+/// A `SidecarContainer` whose extension fields are read the `E` way.
+pub(in crate::api) struct ContainerVisitor<E>(pub PhantomData<E>);
+
+impl<'de, E: Extensions> Visitor<'de> for ContainerVisitor<E> {
     type Value = SidecarContainer;
 
     fn expecting(&self, formatter: &mut fmt::Formatter) -> fmt::Result {
@@ -49,19 +82,19 @@ impl<'de> Visitor<'de> for ContainerVisitor {
                 }
                 "upgradeStrategy" => {
                     once(2, "upgradeStrategy")?;
-                    out.upgrade_strategy = map.next_value_seed(OrDefault(PhantomData))?;
+                    out.upgrade_strategy = E::read(&mut map)?;
                 }
                 "shareVolumePolicy" => {
                     once(3, "shareVolumePolicy")?;
-                    out.share_volume_policy = map.next_value_seed(OrDefault(PhantomData))?;
+                    out.share_volume_policy = E::read(&mut map)?;
                 }
                 "shareVolumeDevicePolicy" => {
                     once(4, "shareVolumeDevicePolicy")?;
-                    out.share_volume_device_policy = map.next_value()?;
+                    out.share_volume_device_policy = E::read(&mut map)?;
                 }
                 "transferEnv" => {
                     once(5, "transferEnv")?;
-                    out.transfer_env = map.next_value_seed(OrDefault(PhantomData))?;
+                    out.transfer_env = E::read(&mut map)?;
                 }
                 "resourcesPolicy" => {
                     once(6, "resourcesPolicy")?;
@@ -75,17 +108,6 @@ impl<'de> Visitor<'de> for ContainerVisitor {
             }
         }
         Ok(out)
-    }
-}
-
-/// `or_default` as a seed: `null` reads as the zero value, as Go's decoder does.
-struct OrDefault<T>(PhantomData<T>);
-
-impl<'de, T: Deserialize<'de> + Default> DeserializeSeed<'de> for OrDefault<T> {
-    type Value = T;
-
-    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<T, D::Error> {
-        or_default(deserializer)
     }
 }
 

@@ -59,6 +59,20 @@ fn patch_pod_metadata_without_containers() {
     assert!(!run(&mut pod, &[sidecarset]).unwrap());
 }
 
+/// A selecting SidecarSet with neither containers nor patchPodMetadata leaves the pod alone
+/// (the annotations are then not even compared).
+#[test]
+fn nothing_to_inject_or_patch() {
+    let sidecarset = json!({
+        "metadata": {"name": "empty"},
+        "spec": {"selector": {"matchLabels": {"app": "suxing-test"}}}
+    });
+    let mut pod = pod1();
+    let before = pod.clone();
+    assert!(!run(&mut pod, &[sidecarset]).unwrap());
+    assert_eq!(pod, before);
+}
+
 /// §6.1 case 9 (TestPodSidecarSetHashCompatibility): legacy `{"name":"hash"}` annotations are
 /// read and written back in the struct form.
 #[test]
@@ -82,7 +96,7 @@ fn pod_sidecarset_hash_compatibility() {
         labels: &pod_labels,
         annotations: &annotations,
     };
-    let built = build_sidecars(view, &[], NOW).unwrap();
+    let built = build_sidecars(view, Vec::new(), NOW).unwrap();
     assert!(built.containers.is_empty() && built.init_containers.is_empty());
     for (key, value) in [
         (SIDECARSET_HASH, hash),

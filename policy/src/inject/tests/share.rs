@@ -307,7 +307,8 @@ fn build_sidecar_volumes_with_different_volume_scenarios() {
             annotations: &annotations,
         };
         let sidecarset = decode(sidecarset);
-        let built = build_sidecars(view, &[&sidecarset], NOW).unwrap();
+        let built =
+            build_sidecars(view, vec![std::borrow::Cow::Borrowed(&sidecarset)], NOW).unwrap();
         let volumes = json!({"spec": {"volumes": built.volumes}});
         names(&volumes, "volumes")
     };
