@@ -32,29 +32,54 @@ pub(crate) fn read_annotations<'k>(
         .collect()
 }
 
-/// The JSON pointers of the annotations a plan's edits write, encoded once per plan instead of
-/// once per patch operation.
-pub(crate) struct AnnotationPointers(BTreeMap<String, PointerBuf>);
+/// The JSON pointers a plan's patches write (the resourceVersion test, the first containers'
+/// images and the annotations its edits write), encoded once per plan instead of once per
+/// patch operation.
+pub(crate) struct PatchPointers {
+    annotations: BTreeMap<String, PointerBuf>,
+    resource_version: PointerBuf,
+    /// `/spec/containers/<position>/image` of the first [`IMAGE_POINTERS`] positions.
+    images: Vec<PointerBuf>,
+}
 
-impl AnnotationPointers {
-    pub fn new<'k>(keys: impl IntoIterator<Item = &'k str>) -> Self {
-        let pointers = keys
+/// Container positions whose image pointer is precomputed; pods rarely have more containers.
+const IMAGE_POINTERS: usize = 16;
+
+impl PatchPointers {
+    pub fn new<'k>(annotation_keys: impl IntoIterator<Item = &'k str>) -> Self {
+        let annotations = annotation_keys
             .into_iter()
             .map(|key| (key.to_string(), annotation_pointer(key)))
             .collect();
-        AnnotationPointers(pointers)
+        PatchPointers {
+            annotations,
+            resource_version: PointerBuf::from_tokens(["metadata", "resourceVersion"]),
+            images: (0..IMAGE_POINTERS).map(image_pointer).collect(),
+        }
     }
 
-    fn of(&self, key: &str) -> PointerBuf {
-        self.0
+    fn annotation(&self, key: &str) -> PointerBuf {
+        self.annotations
             .get(key)
             .cloned()
             .unwrap_or_else(|| annotation_pointer(key))
+    }
+
+    fn image(&self, position: usize) -> PointerBuf {
+        self.images
+            .get(position)
+            .cloned()
+            .unwrap_or_else(|| image_pointer(position))
     }
 }
 
 fn annotation_pointer(key: &str) -> PointerBuf {
     PointerBuf::from_tokens(["metadata", "annotations", key])
+}
+
+fn image_pointer(position: usize) -> PointerBuf {
+    let position = position.to_string();
+    PointerBuf::from_tokens(["spec", "containers", position.as_str(), "image"])
 }
 
 impl PodEdit {
@@ -67,7 +92,7 @@ impl PodEdit {
         self,
         pod: &CachedPod,
         kind: UpdateKind,
-        pointers: &AnnotationPointers,
+        pointers: &PatchPointers,
     ) -> Result<PodUpdate, PlanError> {
         let resource_version = pod
             .resource_version
@@ -75,7 +100,7 @@ impl PodEdit {
             .ok_or(PlanError::MissingResourceVersion)?;
         let mut operations = Vec::with_capacity(1 + self.images.len() + self.annotations.len());
         operations.push(PatchOperation::Test(TestOperation {
-            path: PointerBuf::from_tokens(["metadata", "resourceVersion"]),
+            path: pointers.resource_version.clone(),
             value: Value::String(resource_version.to_string()),
         }));
         let changed_containers = self.changed_containers();
@@ -83,8 +108,7 @@ impl PodEdit {
             let (index, container) = pod::container_position(pod, &name)
                 .and_then(|index| Some((index, pod::containers(pod).get(index)?)))
                 .ok_or(PlanError::MissingContainer(name))?;
-            let index = index.to_string();
-            let path = PointerBuf::from_tokens(["spec", "containers", index.as_str(), "image"]);
+            let path = pointers.image(index);
             let value = Value::String(image);
             operations.push(match container.image {
                 Some(_) => PatchOperation::Replace(ReplaceOperation { path, value }),
@@ -102,7 +126,7 @@ impl PodEdit {
                     if old == Some(&value) {
                         continue;
                     }
-                    let path = pointers.of(&key);
+                    let path = pointers.annotation(&key);
                     let value = Value::String(value);
                     operations.push(match old {
                         Some(_) => PatchOperation::Replace(ReplaceOperation { path, value }),
@@ -152,4 +176,30 @@ pub(crate) fn record_update_state(
             .insert(name.clone(), InPlaceUpdateContainerStatus { image_id });
     }
     annotations.insert(INPLACE_UPDATE_STATE.to_string(), to_json(&states));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn precomputed_pointers_are_the_encoded_ones() {
+        let pointers = PatchPointers::new(["a/b~c"]);
+        for position in [0, 1, IMAGE_POINTERS - 1, IMAGE_POINTERS, IMAGE_POINTERS + 7] {
+            let expected = format!("/spec/containers/{position}/image");
+            assert_eq!(pointers.image(position).as_str(), expected);
+        }
+        assert_eq!(
+            pointers.annotation("a/b~c").as_str(),
+            "/metadata/annotations/a~1b~0c"
+        );
+        assert_eq!(
+            pointers.annotation("not/precomputed").as_str(),
+            "/metadata/annotations/not~1precomputed"
+        );
+        assert_eq!(
+            pointers.resource_version.as_str(),
+            "/metadata/resourceVersion"
+        );
+    }
 }

@@ -11,6 +11,7 @@ mod pod;
 mod predicates;
 mod select;
 mod status;
+mod twin_states;
 mod upgrade;
 
 #[cfg(test)]
