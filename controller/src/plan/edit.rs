@@ -5,9 +5,9 @@ use crate::cached_pod::CachedPod;
 use json_patch::jsonptr::PointerBuf;
 use json_patch::{AddOperation, Patch, PatchOperation, ReplaceOperation, TestOperation};
 use serde_json::Value;
+use super::json;
 use sidecarset_policy::annotations::{
     INPLACE_UPDATE_STATE, InPlaceUpdateContainerStatus, InPlaceUpdateState, InPlaceUpdateStates,
-    to_json,
 };
 use sidecarset_policy::selector::Labels;
 use std::collections::BTreeMap;
@@ -175,7 +175,7 @@ pub(crate) fn record_update_state(
             .last_container_statuses
             .insert(name.clone(), InPlaceUpdateContainerStatus { image_id });
     }
-    annotations.insert(INPLACE_UPDATE_STATE.to_string(), to_json(&states));
+    annotations.insert(INPLACE_UPDATE_STATE.to_string(), json::update_states(&states));
 }
 
 #[cfg(test)]

@@ -7,6 +7,7 @@ mod condition;
 mod context;
 mod edit;
 mod hotupgrade;
+mod json;
 mod pod;
 mod predicates;
 mod select;

@@ -4,7 +4,7 @@ use super::condition::condition_update;
 use super::context::{PodView, SidecarSetContext};
 use super::edit::{PodEdit, read_annotations, record_update_state};
 use super::hotupgrade::choose_twin;
-use super::{Plan, PlanError, UpdateKind, budget, pod, select};
+use super::{Plan, PlanError, UpdateKind, budget, json, pod, select};
 use crate::cached_pod::CachedPod;
 use sidecarset_policy::annotations::{
     self, HashAnnotation, SIDECARSET_HASH, SIDECARSET_HASH_WITHOUT_IMAGE, UpgradeSpec,
@@ -117,7 +117,7 @@ pub(crate) fn upgrade_edit(
             annotations.insert(other_alt.to_string(), context.resource_version.to_string());
             annotations.insert(
                 WORKING_HOT_UPGRADE_CONTAINER.to_string(),
-                annotations::to_json(&working),
+                json::string_map(&working),
             );
         }
     }
@@ -167,7 +167,7 @@ pub(crate) fn refresh_hash_entry(context: &SidecarSetContext, annotations: &mut 
             stamp(&mut converted, now);
             annotations.insert(
                 SIDECARSET_HASH_WITHOUT_IMAGE.to_string(),
-                annotations::to_json(&converted),
+                json::hash_annotation(&converted),
             );
         }
     }
@@ -181,7 +181,7 @@ pub(crate) fn refresh_hash_entry(context: &SidecarSetContext, annotations: &mut 
             controller_revision: context.latest_revision.to_string(),
         },
     );
-    annotations.insert(SIDECARSET_HASH.to_string(), annotations::to_json(&entries));
+    annotations.insert(SIDECARSET_HASH.to_string(), json::hash_annotation(&entries));
 }
 
 /// Entries converted from the legacy form get the conversion time, as upstream.
