@@ -295,6 +295,9 @@ fn expand_terms(terms: &[ScatterTerm], columns: &LabelColumns) -> Vec<ScatterTer
 /// No label of the column's key.
 const ABSENT: u32 = u32::MAX;
 
+/// Up to this many values a column finds a value's number by scanning rather than hashing.
+const SCANNED_VALUES: usize = 8;
+
 /// (namespace, name, index) of a matched pod: the order that picks a value's first carrier.
 type Carrier<'p> = (&'p str, &'p str, usize);
 
@@ -330,8 +333,8 @@ impl<'p> LabelColumn<'p> {
             return;
         };
         let carrier = (pod::namespace(view.pod), pod::name(view.pod), index);
-        let number = match self.known.get(value) {
-            Some(&number) => {
+        let number = match self.number_of(value) {
+            Some(number) => {
                 if let Some(first) = self.first_carriers.get_mut(number as usize) {
                     *first = (*first).min(carrier);
                 }
@@ -346,6 +349,17 @@ impl<'p> LabelColumn<'p> {
             }
         };
         self.numbers.push(number);
+    }
+
+    /// The number of `value` if seen: a scan while there are few values (scatter keys such as
+    /// zones have a handful), which costs less than hashing the value for every pod.
+    fn number_of(&self, value: &str) -> Option<u32> {
+        if self.values.len() > SCANNED_VALUES {
+            return self.known.get(value).copied();
+        }
+        // A value's number is its position in `values`.
+        let position = self.values.iter().position(|known| *known == value)?;
+        u32::try_from(position).ok()
     }
 
     /// The values in the order their first carriers have in namespace/name order, so the plan
@@ -632,6 +646,23 @@ mod tests {
                 assert_eq!(pack_rank(a).cmp(&pack_rank(b)), tuple_rank(a).cmp(&tuple_rank(b)));
             }
         }
+    }
+
+    #[test]
+    fn value_numbers_are_the_same_scanned_or_hashed() {
+        // More values than are scanned, each seen twice, so both lookups run on known values.
+        let values: Vec<String> = (0..SCANNED_VALUES * 2).map(|i| format!("v-{i}")).collect();
+        let mut column = LabelColumn::new("zone");
+        for (index, value) in values.iter().chain(&values).enumerate() {
+            let number = column.number_of(value);
+            let expected = (index >= values.len()).then(|| index % values.len());
+            assert_eq!(number.map(|n| n as usize), expected, "{value}");
+            if number.is_none() {
+                column.known.insert(value, u32::try_from(column.values.len()).unwrap_or(ABSENT));
+                column.values.push(value);
+            }
+        }
+        assert_eq!(column.number_of("unseen"), None);
     }
 
     #[test]

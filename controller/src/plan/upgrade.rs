@@ -121,7 +121,7 @@ pub(crate) fn upgrade_edit(
             );
         }
     }
-    refresh_hash_entry(context, &mut annotations, now);
+    refresh_hash_entry_of(context, pod, &mut annotations, now);
     let mut edit = PodEdit {
         images,
         annotations,
@@ -171,17 +171,36 @@ pub(crate) fn refresh_hash_entry(context: &SidecarSetContext, annotations: &mut 
             );
         }
     }
-    entries.insert(
-        context.name.to_string(),
-        UpgradeSpec {
-            update_timestamp: Some(now.to_string()),
-            hash: context.hashes.hash.clone(),
-            sidecar_set_name: context.name.to_string(),
-            sidecar_list: Some(context.sidecar_list.clone()),
-            controller_revision: context.latest_revision.to_string(),
-        },
-    );
+    entries.insert(context.name.to_string(), current_entry(context, now));
     annotations.insert(SIDECARSET_HASH.to_string(), json::hash_annotation(&entries));
+}
+
+/// [`refresh_hash_entry`] of `pod`'s annotations: when the cached facts show the annotation holds
+/// only this SidecarSet's struct-form entry, the result is that entry alone, without decoding.
+pub(crate) fn refresh_hash_entry_of(
+    context: &SidecarSetContext,
+    pod: &CachedPod,
+    annotations: &mut Labels,
+    now: &str,
+) {
+    if pod.facts.hash_annotation_holds_only(context.name) {
+        let entries =
+            HashAnnotation::from([(context.name.to_string(), current_entry(context, now))]);
+        annotations.insert(SIDECARSET_HASH.to_string(), json::hash_annotation(&entries));
+    } else {
+        refresh_hash_entry(context, annotations, now);
+    }
+}
+
+/// This SidecarSet's hash entry as of `now`.
+fn current_entry(context: &SidecarSetContext, now: &str) -> UpgradeSpec {
+    UpgradeSpec {
+        update_timestamp: Some(now.to_string()),
+        hash: context.hashes.hash.clone(),
+        sidecar_set_name: context.name.to_string(),
+        sidecar_list: Some(context.sidecar_list.clone()),
+        controller_revision: context.latest_revision.to_string(),
+    }
 }
 
 /// Entries converted from the legacy form get the conversion time, as upstream.
