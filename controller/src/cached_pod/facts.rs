@@ -7,8 +7,8 @@ use super::names::{
 use super::{CachedPod, READY};
 use k8s_openapi::jiff::Timestamp;
 use sidecarset_policy::annotations::{
-    self, HashAnnotation, INJECTED_LIST, INPLACE_UPDATE_STATE, InPlaceUpdateStates, SIDECARSET_HASH,
-    SIDECARSET_HASH_WITHOUT_IMAGE, WORKING_HOT_UPGRADE_CONTAINER,
+    self, HashAnnotation, INJECTED_LIST, INPLACE_UPDATE_STATE, InPlaceUpdateStates,
+    SIDECARSET_HASH, SIDECARSET_HASH_WITHOUT_IMAGE, WORKING_HOT_UPGRADE_CONTAINER,
 };
 use sidecarset_policy::api::values;
 use std::collections::{BTreeMap, BTreeSet};

@@ -176,6 +176,9 @@ pub(crate) type WorkingMap = BTreeMap<String, String>;
 pub(crate) struct TwinState<'a> {
     pub working: &'a str,
     pub idle: &'a str,
+    /// The idle twin's spec image (`""` without one), `None` without the container: looked up
+    /// once per pod for the readiness and hot-upgrading checks.
+    pub idle_image: Option<&'a str>,
 }
 
 impl TwinState<'_> {
@@ -183,18 +186,25 @@ impl TwinState<'_> {
     pub const NONE: TwinState<'static> = TwinState {
         working: "",
         idle: "",
+        idle_image: None,
     };
 }
 
 /// `HotUpgradeState::of`, from the twin names computed once per SidecarSet.
-fn hot_state<'a>(hot: &'a HotSidecar, pod: &CachedPod) -> TwinState<'a> {
+fn hot_state<'a>(hot: &'a HotSidecar, pod: &'a CachedPod) -> TwinState<'a> {
     let [first, second] = &hot.twins;
     let (working, idle) = if pod::working_container(pod, hot.name) == Some(first.as_str()) {
         (first, second)
     } else {
         (second, first)
     };
-    TwinState { working, idle }
+    let idle_image =
+        pod::container_position(pod, idle).map(|position| pod::image_at(pod, position));
+    TwinState {
+        working,
+        idle,
+        idle_image,
+    }
 }
 
 /// This SidecarSet's `lastContainerStatuses` as recorded before its last in-place update.
@@ -267,7 +277,7 @@ impl<'p> PodView<'p> {
             .hot
             .iter()
             .zip(&view.hot_states)
-            .any(|(hot, state)| pod::image_of(pod, state.idle) != hot.empty_image);
+            .any(|(hot, state)| state.idle_image.unwrap_or("") != hot.empty_image);
         if context.rolling && !view.updated {
             let canary = context.sidecarset.spec.update_strategy.selector.as_ref();
             view.waiting = Some(Waiting {

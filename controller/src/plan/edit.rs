@@ -1,11 +1,11 @@
 //! A planned pod change, turned into one guarded RFC 6902 patch.
 
+use super::json;
 use super::{PlanError, PodUpdate, UpdateKind, pod};
 use crate::cached_pod::CachedPod;
 use json_patch::jsonptr::PointerBuf;
 use json_patch::{AddOperation, Patch, PatchOperation, ReplaceOperation, TestOperation};
 use serde_json::Value;
-use super::json;
 use sidecarset_policy::annotations::{
     INPLACE_UPDATE_STATE, InPlaceUpdateContainerStatus, InPlaceUpdateState, InPlaceUpdateStates,
 };
@@ -175,7 +175,10 @@ pub(crate) fn record_update_state(
             .last_container_statuses
             .insert(name.clone(), InPlaceUpdateContainerStatus { image_id });
     }
-    annotations.insert(INPLACE_UPDATE_STATE.to_string(), json::update_states(&states));
+    annotations.insert(
+        INPLACE_UPDATE_STATE.to_string(),
+        json::update_states(&states),
+    );
 }
 
 #[cfg(test)]

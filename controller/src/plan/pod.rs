@@ -52,11 +52,19 @@ pub(crate) fn container_position(pod: &CachedPod, name: &str) -> Option<usize> {
 
 /// Each container's name, whether its spec image is a digest reference and whether a status of
 /// its name runs that digest, in container order (one pass over the packed names).
-pub(crate) fn container_names_and_flags(pod: &CachedPod) -> impl Iterator<Item = (&str, bool, bool)> {
+pub(crate) fn container_names_and_flags(
+    pod: &CachedPod,
+) -> impl Iterator<Item = (&str, bool, bool)> {
     pod.facts
         .names
         .entries(Section::Containers)
-        .map(|(name, flags)| (name, flags & DIGEST_IMAGE != 0, flags & RUNS_SPEC_IMAGE != 0))
+        .map(|(name, flags)| {
+            (
+                name,
+                flags & DIGEST_IMAGE != 0,
+                flags & RUNS_SPEC_IMAGE != 0,
+            )
+        })
 }
 
 /// Each container status's name in status order, read from the packed names.

@@ -59,8 +59,9 @@ pub(crate) fn is_sidecar_ready(context: &SidecarSetContext, view: &PodView) -> b
         .zip(&view.hot_states)
         .all(|(hot, state)| {
             hot.empty_image.is_empty()
-                || pod::container_position(view.pod, state.idle)
-                    .is_none_or(|position| pod::image_at(view.pod, position) == hot.empty_image)
+                || state
+                    .idle_image
+                    .is_none_or(|image| image == hot.empty_image)
         });
     idle_on_empty && pod::is_running_and_ready(view.pod)
 }

@@ -580,7 +580,10 @@ mod tests {
     }
 
     fn timestamp() -> impl Strategy<Value = Option<Timestamp>> {
-        let (min, max) = (Timestamp::MIN.as_nanosecond(), Timestamp::MAX.as_nanosecond());
+        let (min, max) = (
+            Timestamp::MIN.as_nanosecond(),
+            Timestamp::MAX.as_nanosecond(),
+        );
         let nanos = prop_oneof![
             Just(min),
             Just(max),
@@ -593,7 +596,14 @@ mod tests {
     }
 
     fn restarts() -> impl Strategy<Value = i32> {
-        prop_oneof![Just(i32::MIN), Just(i32::MAX), Just(-1), Just(0), -3..5, any::<i32>()]
+        prop_oneof![
+            Just(i32::MIN),
+            Just(i32::MAX),
+            Just(-1),
+            Just(0),
+            -3..5,
+            any::<i32>()
+        ]
     }
 
     prop_compose! {
@@ -643,7 +653,10 @@ mod tests {
         }
         for a in &all {
             for b in &all {
-                assert_eq!(pack_rank(a).cmp(&pack_rank(b)), tuple_rank(a).cmp(&tuple_rank(b)));
+                assert_eq!(
+                    pack_rank(a).cmp(&pack_rank(b)),
+                    tuple_rank(a).cmp(&tuple_rank(b))
+                );
             }
         }
     }
@@ -658,7 +671,9 @@ mod tests {
             let expected = (index >= values.len()).then(|| index % values.len());
             assert_eq!(number.map(|n| n as usize), expected, "{value}");
             if number.is_none() {
-                column.known.insert(value, u32::try_from(column.values.len()).unwrap_or(ABSENT));
+                column
+                    .known
+                    .insert(value, u32::try_from(column.values.len()).unwrap_or(ABSENT));
                 column.values.push(value);
             }
         }

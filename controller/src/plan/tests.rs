@@ -998,7 +998,11 @@ fn refreshing_a_cached_pods_hash_entry_matches_the_full_refresh() {
             let pod_annotations = &mut pod["metadata"]["annotations"];
             match hash {
                 Some(hash) => pod_annotations[SIDECARSET_HASH] = json!(hash),
-                None => _ = pod_annotations.as_object_mut().map(|a| a.remove(SIDECARSET_HASH)),
+                None => {
+                    _ = pod_annotations
+                        .as_object_mut()
+                        .map(|a| a.remove(SIDECARSET_HASH))
+                }
             }
             pod_annotations[SIDECARSET_HASH_WITHOUT_IMAGE] = json!(without_image);
             let cached = typed_pod(&pod);
@@ -1014,7 +1018,10 @@ fn refreshing_a_cached_pods_hash_entry_matches_the_full_refresh() {
             let (mut full, mut cached_refresh) = (read(), read());
             refresh_hash_entry(&context, &mut full, NOW);
             refresh_hash_entry_of(&context, &cached, &mut cached_refresh, NOW);
-            assert_eq!(cached_refresh, full, "hash {hash:?}, without-image {without_image}");
+            assert_eq!(
+                cached_refresh, full,
+                "hash {hash:?}, without-image {without_image}"
+            );
             let shortcut = cached.facts.hash_annotation_holds_only(SIDECARSET);
             // The first four cases hold only this SidecarSet's struct-form entry.
             assert_eq!(shortcut, case < 4, "hash {hash:?}");

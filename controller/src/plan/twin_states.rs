@@ -65,6 +65,7 @@ mod tests {
         TwinState {
             working: NAMES[index],
             idle: NAMES[5 - index],
+            idle_image: Some(NAMES[index]),
         }
     }
 
