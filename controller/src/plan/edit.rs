@@ -156,6 +156,19 @@ pub(crate) fn record_update_state(
     changed: &[String],
     now: &str,
 ) {
+    if !annotations.contains_key(INPLACE_UPDATE_STATE) {
+        // A pod's first in-place update: the state is this entry alone, written without a map.
+        let mut statuses: Vec<(&str, &str)> = changed
+            .iter()
+            .map(|name| (name.as_str(), recorded_image_id(pod, name)))
+            .collect();
+        // As the map would hold them: by name, once (a name's imageID is the same each time).
+        statuses.sort_unstable_by(|a, b| a.0.cmp(b.0));
+        statuses.dedup_by(|a, b| a.0 == b.0);
+        let state = json::new_update_state(sidecarset, revision, now, &statuses);
+        annotations.insert(INPLACE_UPDATE_STATE.to_string(), state);
+        return;
+    }
     let mut states: InPlaceUpdateStates = annotations
         .get(INPLACE_UPDATE_STATE)
         .and_then(|value| serde_json::from_str(value).ok())
@@ -168,9 +181,7 @@ pub(crate) fn record_update_state(
             last_container_statuses: Default::default(),
         });
     for name in changed {
-        let image_id = pod::container_status(pod, name)
-            .map(|s| s.image_id.clone())
-            .unwrap_or_default();
+        let image_id = recorded_image_id(pod, name).to_string();
         state
             .last_container_statuses
             .insert(name.clone(), InPlaceUpdateContainerStatus { image_id });
@@ -181,9 +192,39 @@ pub(crate) fn record_update_state(
     );
 }
 
+/// The imageID container `name` runs now (`""` without a status).
+fn recorded_image_id<'p>(pod: &'p CachedPod, name: &str) -> &'p str {
+    pod::container_status(pod, name).map_or("", |status| status.image_id.as_str())
+}
+
 #[cfg(test)]
 mod tests {
+    use super::super::fixtures::{image_id, pod, typed_pod};
     use super::*;
+    use sidecarset_policy::annotations::to_json;
+
+    #[test]
+    fn a_first_update_state_is_the_one_entry_map() {
+        let cached = typed_pod(&pod("test-pod-1", 0));
+        let changed = ["test-sidecar", "nginx", "test-sidecar", "missing"].map(String::from);
+        let mut annotations = Labels::new();
+        record_update_state(&mut annotations, &cached, "set", "rev", &changed, "now");
+        let statuses = [
+            ("missing", String::new()),
+            ("nginx", image_id("nginx:1.15.1")),
+            ("test-sidecar", image_id("test-image:v1")),
+        ]
+        .map(|(name, image_id)| (name.to_string(), InPlaceUpdateContainerStatus { image_id }));
+        let expected = InPlaceUpdateStates::from([(
+            "set".to_string(),
+            InPlaceUpdateState {
+                revision: "rev".to_string(),
+                update_timestamp: Some("now".to_string()),
+                last_container_statuses: statuses.into_iter().collect(),
+            },
+        )]);
+        assert_eq!(annotations[INPLACE_UPDATE_STATE], to_json(&expected));
+    }
 
     #[test]
     fn precomputed_pointers_are_the_encoded_ones() {

@@ -144,6 +144,35 @@ pub(crate) fn update_states(states: &InPlaceUpdateStates) -> String {
     out
 }
 
+/// The inplace-update-state of a pod that had none: this SidecarSet's entry alone, recording
+/// `statuses` (container name → imageID, sorted by name, no name twice).
+pub(crate) fn new_update_state(
+    sidecarset: &str,
+    revision: &str,
+    now: &str,
+    statuses: &[(&str, &str)],
+) -> String {
+    let mut out = String::with_capacity(256);
+    out.push('{');
+    push_string(&mut out, sidecarset);
+    out.push_str(":{\"revision\":");
+    push_string(&mut out, revision);
+    out.push_str(",\"updateTimestamp\":");
+    push_string(&mut out, now);
+    out.push_str(",\"lastContainerStatuses\":{");
+    for (index, (name, image_id)) in statuses.iter().enumerate() {
+        if index > 0 {
+            out.push(',');
+        }
+        push_string(&mut out, name);
+        out.push_str(":{\"imageID\":");
+        push_string(&mut out, image_id);
+        out.push('}');
+    }
+    out.push_str("}}}");
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -224,6 +253,29 @@ mod tests {
             states in proptest::collection::btree_map(text(), update_state(), 0..3)
         ) {
             prop_assert_eq!(update_states(&states), to_json(&states));
+        }
+
+        #[test]
+        fn a_new_update_state_is_the_one_entry_state(
+            sidecarset in text(),
+            revision in text(),
+            now in text(),
+            statuses in proptest::collection::btree_map(text(), text(), 0..4),
+        ) {
+            let sorted: Vec<(&str, &str)> =
+                statuses.iter().map(|(n, i)| (n.as_str(), i.as_str())).collect();
+            let state = InPlaceUpdateState {
+                revision: revision.clone(),
+                update_timestamp: Some(now.clone()),
+                last_container_statuses: statuses
+                    .iter()
+                    .map(|(name, image_id)| {
+                        (name.clone(), InPlaceUpdateContainerStatus { image_id: image_id.clone() })
+                    })
+                    .collect(),
+            };
+            let states = InPlaceUpdateStates::from([(sidecarset.clone(), state)]);
+            prop_assert_eq!(new_update_state(&sidecarset, &revision, &now, &sorted), to_json(&states));
         }
 
         #[test]
