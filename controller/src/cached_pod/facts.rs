@@ -7,8 +7,8 @@ use super::names::{
 use super::{CachedPod, READY};
 use k8s_openapi::jiff::Timestamp;
 use sidecarset_policy::annotations::{
-    self, INJECTED_LIST, INPLACE_UPDATE_STATE, InPlaceUpdateStates, SIDECARSET_HASH,
-    SIDECARSET_HASH_WITHOUT_IMAGE, WORKING_HOT_UPGRADE_CONTAINER,
+    self, HashAnnotation, INJECTED_LIST, INPLACE_UPDATE_STATE, InPlaceUpdateStates,
+    SIDECARSET_HASH, SIDECARSET_HASH_WITHOUT_IMAGE, WORKING_HOT_UPGRADE_CONTAINER,
 };
 use sidecarset_policy::api::values;
 use std::collections::{BTreeMap, BTreeSet};
@@ -38,6 +38,8 @@ pub(crate) struct PodFacts {
     /// `annotations::parse_working_map` of the working-container annotation.
     pub working: BTreeMap<String, String>,
     pub update_states: UpdateStates,
+    /// The hash annotation decodes in the struct form (not legacy, garbage or absent).
+    pub hash_struct_form: bool,
     /// Container and status names, the injected names, both hash annotations as SidecarSet
     /// name → hash (`pod_hash_of` of every name; absent = ""), the working map, the labels, the
     /// container images, namespace and name, packed.
@@ -61,7 +63,7 @@ impl PodFacts {
         let phase = pod.phase.as_deref().unwrap_or("");
         let injected = annotations::parse_injected_list(pod.annotation(INJECTED_LIST));
         let working = annotations::parse_working_map(pod.annotation(WORKING_HOT_UPGRADE_CONTAINER));
-        let names = name_table(pod, &injected, &working);
+        let (names, hash_struct_form) = name_table(pod, &injected, &working);
         PodFacts {
             ready,
             ready_since: ready_condition
@@ -84,8 +86,20 @@ impl PodFacts {
                 Some(value) => serde_json::from_str(value)
                     .map_or(UpdateStates::Unparsable, UpdateStates::Parsed),
             },
+            hash_struct_form,
             names,
         }
+    }
+
+    /// Whether the hash annotation is in the struct form and has no entry but `sidecarset`'s:
+    /// refreshing that entry then replaces the whole annotation, with nothing to decode.
+    pub fn hash_annotation_holds_only(&self, sidecarset: &str) -> bool {
+        self.hash_struct_form
+            && self
+                .names
+                .entries(Section::Hashes)
+                .step_by(2)
+                .all(|(name, _)| name == sidecarset)
     }
 
     /// `annotations::pod_hash_of` of the hash annotation for `sidecarset`.
@@ -101,11 +115,13 @@ impl PodFacts {
     }
 }
 
+/// The packed names, and whether the hash annotation decodes in the struct form.
 fn name_table(
     pod: &CachedPod,
     injected: &BTreeSet<String>,
     working: &BTreeMap<String, String>,
-) -> NameTable {
+) -> (NameTable, bool) {
+    let mut hash_struct_form = false;
     let mut table = NameTableBuilder::default();
     for container in &pod.containers {
         let flags = (if container.digest_image {
@@ -131,8 +147,15 @@ fn name_table(
         (SIDECARSET_HASH_WITHOUT_IMAGE, Section::HashesWithoutImage),
     ] {
         // Every entry's hash: the struct form, else the legacy form, else none (as `pod_hash_of`).
-        let entries = annotations::parse_hash_annotation(key, pod.annotation(key));
-        for (name, spec) in entries.unwrap_or_default() {
+        let raw = pod.annotation(key);
+        let entries = match raw.and_then(|v| serde_json::from_str::<HashAnnotation>(v).ok()) {
+            Some(entries) => {
+                hash_struct_form |= key == SIDECARSET_HASH;
+                entries
+            }
+            None => annotations::parse_hash_annotation(key, raw).unwrap_or_default(),
+        };
+        for (name, spec) in entries {
             table.push(&name);
             table.push(&spec.hash);
         }
@@ -155,7 +178,7 @@ fn name_table(
     table.push(pod.namespace());
     table.push(pod.name());
     table.end(Section::Identity);
-    table.build()
+    (table.build(), hash_struct_form)
 }
 
 fn max_restarts(pod: &CachedPod) -> (i32, i32) {

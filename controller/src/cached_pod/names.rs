@@ -127,6 +127,13 @@ impl NameTable {
             .map_or("", |&span| self.text(span))
     }
 
+    /// Every string of `section` in order, with its flags (the section is located once).
+    pub fn entries(&self, section: Section) -> impl Iterator<Item = (&str, u8)> + '_ {
+        self.section(section)
+            .iter()
+            .map(|&span| (self.text(span), span.flags))
+    }
+
     /// Whether the `position`th entry of `section` has `flag`.
     pub fn has_flag(&self, section: Section, position: usize, flag: u8) -> bool {
         self.section(section)

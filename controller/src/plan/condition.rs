@@ -1,9 +1,9 @@
 //! §5.11 the pod condition `SidecarSetUpgradable`: one boolean per SidecarSet in its message.
 
-use super::{ConditionUpdate, PlanError, pod};
+use super::{ConditionUpdate, PlanError, json, pod};
 use crate::cached_pod::CachedPod;
 use serde_json::{Map, Value};
-use sidecarset_policy::annotations::{UPGRADABLE_CONDITION, to_json};
+use sidecarset_policy::annotations::UPGRADABLE_CONDITION;
 use std::collections::BTreeMap;
 
 pub const CONDITION_REASON_ALL_UPGRADABLE: &str = "AllSidecarsetUpgradable";
@@ -32,7 +32,7 @@ pub(crate) fn condition_update(
     } else {
         ("False", CONDITION_REASON_NOT_UPGRADABLE)
     };
-    let message = to_json(&entries);
+    let message = json::bool_map(&entries);
     if let Some(old) = old
         && old.status == status
         && old.reason.as_deref() == Some(reason)

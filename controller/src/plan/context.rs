@@ -1,9 +1,10 @@
 //! What the planner derives once per SidecarSet and once per matched pod.
 
-use super::edit::AnnotationPointers;
+use super::edit::PatchPointers;
 use super::pod;
 use super::predicates::{self, Upgradability};
 use super::select::ActiveKey;
+use super::twin_states::TwinStates;
 use crate::cached_pod::{CachedPod, UpdateStates};
 use sidecarset_policy::annotations::{
     INPLACE_UPDATE_STATE, InPlaceUpdateContainerStatus, SIDECARSET_HASH,
@@ -52,7 +53,7 @@ pub(crate) struct SidecarSetContext<'a> {
     /// The annotations an upgrade edit reads: hashes, update state, the twins' versions and the
     /// keys patchPodMetadata may keep or merge.
     pub upgrade_reads: Vec<String>,
-    pub pointers: AnnotationPointers,
+    pub pointers: PatchPointers,
 }
 
 impl<'a> SidecarSetContext<'a> {
@@ -98,7 +99,7 @@ impl<'a> SidecarSetContext<'a> {
         .chain(patched)
         .collect();
         // Every key an edit may write: what an upgrade reads, the working map and the alt keys.
-        let pointers = AnnotationPointers::new(
+        let pointers = PatchPointers::new(
             upgrade_reads
                 .iter()
                 .chain(hot.iter().flat_map(|hot| &hot.version_alt_keys))
@@ -175,17 +176,35 @@ pub(crate) type WorkingMap = BTreeMap<String, String>;
 pub(crate) struct TwinState<'a> {
     pub working: &'a str,
     pub idle: &'a str,
+    /// The idle twin's spec image (`""` without one), `None` without the container: looked up
+    /// once per pod for the readiness and hot-upgrading checks.
+    pub idle_image: Option<&'a str>,
+}
+
+impl TwinState<'_> {
+    /// Filler of unused inline slots, never read.
+    pub const NONE: TwinState<'static> = TwinState {
+        working: "",
+        idle: "",
+        idle_image: None,
+    };
 }
 
 /// `HotUpgradeState::of`, from the twin names computed once per SidecarSet.
-fn hot_state<'a>(hot: &'a HotSidecar, pod: &CachedPod) -> TwinState<'a> {
+fn hot_state<'a>(hot: &'a HotSidecar, pod: &'a CachedPod) -> TwinState<'a> {
     let [first, second] = &hot.twins;
     let (working, idle) = if pod::working_container(pod, hot.name) == Some(first.as_str()) {
         (first, second)
     } else {
         (second, first)
     };
-    TwinState { working, idle }
+    let idle_image =
+        pod::container_position(pod, idle).map(|position| pod::image_at(pod, position));
+    TwinState {
+        working,
+        idle,
+        idle_image,
+    }
 }
 
 /// This SidecarSet's `lastContainerStatuses` as recorded before its last in-place update.
@@ -207,7 +226,7 @@ pub(crate) struct PodView<'p> {
     pub working: &'p WorkingMap,
     pub recorded: RecordedStatuses<'p>,
     /// Working/idle twin of each hot sidecar, in `SidecarSetContext::hot` order.
-    pub hot_states: Vec<TwinState<'p>>,
+    pub hot_states: TwinStates<'p>,
     pub updated: bool,
     /// State-consistent on all sidecar container names.
     pub consistent: bool,
@@ -258,7 +277,7 @@ impl<'p> PodView<'p> {
             .hot
             .iter()
             .zip(&view.hot_states)
-            .any(|(hot, state)| pod::image_of(pod, state.idle) != hot.empty_image);
+            .any(|(hot, state)| state.idle_image.unwrap_or("") != hot.empty_image);
         if context.rolling && !view.updated {
             let canary = context.sidecarset.spec.update_strategy.selector.as_ref();
             view.waiting = Some(Waiting {

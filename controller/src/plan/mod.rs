@@ -7,10 +7,12 @@ mod condition;
 mod context;
 mod edit;
 mod hotupgrade;
+mod json;
 mod pod;
 mod predicates;
 mod select;
 mod status;
+mod twin_states;
 mod upgrade;
 
 #[cfg(test)]

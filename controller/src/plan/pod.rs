@@ -50,14 +50,29 @@ pub(crate) fn container_position(pod: &CachedPod, name: &str) -> Option<usize> {
     pod.facts.names.position(Section::Containers, name)
 }
 
-/// The name of the `position`th container, read from the packed names.
-pub(crate) fn container_name(pod: &CachedPod, position: usize) -> &str {
-    pod.facts.names.name(Section::Containers, position)
+/// Each container's name, whether its spec image is a digest reference and whether a status of
+/// its name runs that digest, in container order (one pass over the packed names).
+pub(crate) fn container_names_and_flags(
+    pod: &CachedPod,
+) -> impl Iterator<Item = (&str, bool, bool)> {
+    pod.facts
+        .names
+        .entries(Section::Containers)
+        .map(|(name, flags)| {
+            (
+                name,
+                flags & DIGEST_IMAGE != 0,
+                flags & RUNS_SPEC_IMAGE != 0,
+            )
+        })
 }
 
-/// The name of the `position`th container status, read from the packed names.
-pub(crate) fn status_name(pod: &CachedPod, position: usize) -> &str {
-    pod.facts.names.name(Section::Statuses, position)
+/// Each container status's name in status order, read from the packed names.
+pub(crate) fn status_names(pod: &CachedPod) -> impl Iterator<Item = &str> {
+    pod.facts
+        .names
+        .entries(Section::Statuses)
+        .map(|(name, _)| name)
 }
 
 /// The pod's working container of hot sidecar `sidecar`.
@@ -81,20 +96,6 @@ pub(crate) fn image_of<'p>(pod: &'p CachedPod, name: &str) -> &'p str {
 /// The spec image of the `position`th container (`""` when absent), from the packed names.
 pub(crate) fn image_at(pod: &CachedPod, position: usize) -> &str {
     pod.facts.names.name(Section::Images, position)
-}
-
-/// Whether the `position`th container's spec image is a digest reference.
-pub(crate) fn has_digest_image(pod: &CachedPod, position: usize) -> bool {
-    pod.facts
-        .names
-        .has_flag(Section::Containers, position, DIGEST_IMAGE)
-}
-
-/// Whether a status of the `position`th container's name runs its spec image's digest.
-pub(crate) fn runs_spec_image(pod: &CachedPod, position: usize) -> bool {
-    pod.facts
-        .names
-        .has_flag(Section::Containers, position, RUNS_SPEC_IMAGE)
 }
 
 /// Whether the status of container `name` is ready (false without one).

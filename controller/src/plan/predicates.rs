@@ -10,16 +10,16 @@ pub(crate) fn is_state_consistent<N: AsRef<str>>(view: &PodView, names: &[N]) ->
     if pod::containers(pod).len() != pod::container_statuses(pod).len() {
         return false;
     }
-    for position in 0..pod::containers(pod).len() {
-        let name = pod::container_name(pod, position);
+    // The packed names hold one entry per container, so this visits every container.
+    for (name, digest_image, runs_spec_image) in pod::container_names_and_flags(pod) {
         if !names.iter().any(|n| n.as_ref() == name) {
             continue;
         }
-        if !pod::has_digest_image(pod, position) {
+        if !digest_image {
             return is_update_completed(view, names);
         }
         // No status of this name, or one running another image.
-        if !pod::runs_spec_image(pod, position) {
+        if !runs_spec_image {
             return false;
         }
     }
@@ -34,19 +34,21 @@ pub(crate) fn is_update_completed<N: AsRef<str>>(view: &PodView, names: &[N]) ->
         RecordedStatuses::Unparsable => return false,
         RecordedStatuses::Recorded(recorded) => recorded,
     };
-    let statuses = pod::container_statuses(view.pod).iter().enumerate();
-    statuses.into_iter().all(|(position, status)| {
-        let name = pod::status_name(view.pod, position);
-        if !names.iter().any(|n| n.as_ref() == name) {
-            return true;
-        }
-        match recorded.get(name) {
-            Some(old) => {
-                old.image_id != status.image_id || pod::image_of(view.pod, name) == status.image
+    // The packed names hold one entry per status, in status order.
+    let statuses = pod::container_statuses(view.pod).iter();
+    statuses
+        .zip(pod::status_names(view.pod))
+        .all(|(status, name)| {
+            if !names.iter().any(|n| n.as_ref() == name) {
+                return true;
             }
-            None => true,
-        }
-    })
+            match recorded.get(name) {
+                Some(old) => {
+                    old.image_id != status.image_id || pod::image_of(view.pod, name) == status.image
+                }
+                None => true,
+            }
+        })
 }
 
 /// §5.6 sidecar-ready: every idle hot twin sits on the empty image, and the pod is Running+Ready.
@@ -57,8 +59,9 @@ pub(crate) fn is_sidecar_ready(context: &SidecarSetContext, view: &PodView) -> b
         .zip(&view.hot_states)
         .all(|(hot, state)| {
             hot.empty_image.is_empty()
-                || pod::container_position(view.pod, state.idle)
-                    .is_none_or(|position| pod::image_at(view.pod, position) == hot.empty_image)
+                || state
+                    .idle_image
+                    .is_none_or(|image| image == hot.empty_image)
         });
     idle_on_empty && pod::is_running_and_ready(view.pod)
 }

@@ -3,7 +3,7 @@
 use super::context::{PodView, SidecarSetContext};
 use super::fixtures::*;
 use super::predicates::is_update_completed;
-use super::upgrade::refresh_hash_entry;
+use super::upgrade::{refresh_hash_entry, refresh_hash_entry_of};
 use super::{UpdateKind, select};
 use json_patch::PatchOperation;
 use serde_json::{Value, json};
@@ -967,4 +967,64 @@ fn case22_update_pod_sidecarset_hash() {
     let refreshed = refresh("failed", struct_without);
     assert_eq!(hash_of(&refreshed, SIDECARSET_HASH), "bbb");
     assert_eq!(refreshed[SIDECARSET_HASH_WITHOUT_IMAGE], struct_without);
+}
+
+#[test]
+fn refreshing_a_cached_pods_hash_entry_matches_the_full_refresh() {
+    let mut sidecarset = sidecarset();
+    sidecarset["status"] = json!({"latestRevision": "test-sidecarset-rev1"});
+    let sidecarset = typed(&sidecarset);
+    let context = SidecarSetContext::new(&sidecarset);
+    let struct_without = r#"{"test-sidecarset":{"hash":"without-image-aaa"}}"#;
+    let legacy_without = r#"{"test-sidecarset":"without-image-aaa"}"#;
+    let hashes = [
+        // Only this SidecarSet's entry (the shortcut), also with odd but valid contents.
+        Some(r#"{"test-sidecarset":{"hash":"aaa"}}"#),
+        Some(r#"{"test-sidecarset":{"hash":"aaa","sidecarList":["x"],"extra":1}}"#),
+        Some(r#"{"test-sidecarset":{"hash":"a"},"test-sidecarset":{"hash":"b"}}"#),
+        Some("{}"),
+        // Anything else takes the full refresh.
+        Some(r#"{"test-sidecarset":{"hash":"aaa"},"other":{"hash":"ooo"}}"#),
+        Some(r#"{"other":{"hash":"ooo"}}"#),
+        Some(r#"{"test-sidecarset":"aaa"}"#),
+        Some(r#"{"test-sidecarset":{"hash":1}}"#),
+        Some("failed"),
+        Some(""),
+        None,
+    ];
+    for (case, hash) in hashes.into_iter().enumerate() {
+        for without_image in [struct_without, legacy_without] {
+            let mut pod = pod("test-pod-1", 0);
+            let pod_annotations = &mut pod["metadata"]["annotations"];
+            match hash {
+                Some(hash) => pod_annotations[SIDECARSET_HASH] = json!(hash),
+                None => {
+                    _ = pod_annotations
+                        .as_object_mut()
+                        .map(|a| a.remove(SIDECARSET_HASH))
+                }
+            }
+            pod_annotations[SIDECARSET_HASH_WITHOUT_IMAGE] = json!(without_image);
+            let cached = typed_pod(&pod);
+            let read = || {
+                let mut annotations = Labels::new();
+                for key in [SIDECARSET_HASH, SIDECARSET_HASH_WITHOUT_IMAGE] {
+                    if let Some(value) = cached.annotation(key) {
+                        annotations.insert(key.to_string(), value.to_string());
+                    }
+                }
+                annotations
+            };
+            let (mut full, mut cached_refresh) = (read(), read());
+            refresh_hash_entry(&context, &mut full, NOW);
+            refresh_hash_entry_of(&context, &cached, &mut cached_refresh, NOW);
+            assert_eq!(
+                cached_refresh, full,
+                "hash {hash:?}, without-image {without_image}"
+            );
+            let shortcut = cached.facts.hash_annotation_holds_only(SIDECARSET);
+            // The first four cases hold only this SidecarSet's struct-form entry.
+            assert_eq!(shortcut, case < 4, "hash {hash:?}");
+        }
+    }
 }

@@ -4,7 +4,7 @@ use super::condition::condition_update;
 use super::context::{PodView, SidecarSetContext};
 use super::edit::{PodEdit, read_annotations, record_update_state};
 use super::hotupgrade::choose_twin;
-use super::{Plan, PlanError, UpdateKind, budget, pod, select};
+use super::{Plan, PlanError, UpdateKind, budget, json, pod, select};
 use crate::cached_pod::CachedPod;
 use sidecarset_policy::annotations::{
     self, HashAnnotation, SIDECARSET_HASH, SIDECARSET_HASH_WITHOUT_IMAGE, UpgradeSpec,
@@ -117,11 +117,11 @@ pub(crate) fn upgrade_edit(
             annotations.insert(other_alt.to_string(), context.resource_version.to_string());
             annotations.insert(
                 WORKING_HOT_UPGRADE_CONTAINER.to_string(),
-                annotations::to_json(&working),
+                json::string_map(&working),
             );
         }
     }
-    refresh_hash_entry(context, &mut annotations, now);
+    refresh_hash_entry_of(context, pod, &mut annotations, now);
     let mut edit = PodEdit {
         images,
         annotations,
@@ -167,21 +167,40 @@ pub(crate) fn refresh_hash_entry(context: &SidecarSetContext, annotations: &mut 
             stamp(&mut converted, now);
             annotations.insert(
                 SIDECARSET_HASH_WITHOUT_IMAGE.to_string(),
-                annotations::to_json(&converted),
+                json::hash_annotation(&converted),
             );
         }
     }
-    entries.insert(
-        context.name.to_string(),
-        UpgradeSpec {
-            update_timestamp: Some(now.to_string()),
-            hash: context.hashes.hash.clone(),
-            sidecar_set_name: context.name.to_string(),
-            sidecar_list: Some(context.sidecar_list.clone()),
-            controller_revision: context.latest_revision.to_string(),
-        },
-    );
-    annotations.insert(SIDECARSET_HASH.to_string(), annotations::to_json(&entries));
+    entries.insert(context.name.to_string(), current_entry(context, now));
+    annotations.insert(SIDECARSET_HASH.to_string(), json::hash_annotation(&entries));
+}
+
+/// [`refresh_hash_entry`] of `pod`'s annotations: when the cached facts show the annotation holds
+/// only this SidecarSet's struct-form entry, the result is that entry alone, without decoding.
+pub(crate) fn refresh_hash_entry_of(
+    context: &SidecarSetContext,
+    pod: &CachedPod,
+    annotations: &mut Labels,
+    now: &str,
+) {
+    if pod.facts.hash_annotation_holds_only(context.name) {
+        let entries =
+            HashAnnotation::from([(context.name.to_string(), current_entry(context, now))]);
+        annotations.insert(SIDECARSET_HASH.to_string(), json::hash_annotation(&entries));
+    } else {
+        refresh_hash_entry(context, annotations, now);
+    }
+}
+
+/// This SidecarSet's hash entry as of `now`.
+fn current_entry(context: &SidecarSetContext, now: &str) -> UpgradeSpec {
+    UpgradeSpec {
+        update_timestamp: Some(now.to_string()),
+        hash: context.hashes.hash.clone(),
+        sidecar_set_name: context.name.to_string(),
+        sidecar_list: Some(context.sidecar_list.clone()),
+        controller_revision: context.latest_revision.to_string(),
+    }
 }
 
 /// Entries converted from the legacy form get the conversion time, as upstream.
