@@ -18,33 +18,15 @@ fn has_escapes(value: &str) -> bool {
         .fold(false, |found, byte| found | needs_escape(byte))
 }
 
-/// `value` as a JSON string, escaped as serde_json does (short forms, else `\u00xx`).
+/// `value` as a JSON string, escaped as serde_json escapes it.
 fn push_string(out: &mut String, value: &str) {
-    out.push('"');
-    if !has_escapes(value) {
-        out.push_str(value);
-        out.push('"');
+    if has_escapes(value) {
+        // Rare: serde_json's own escaper, rather than a second copy of it.
+        out.push_str(&serde_json::Value::from(value).to_string());
         return;
     }
-    for character in value.chars() {
-        match character {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\u{8}' => out.push_str("\\b"),
-            '\u{c}' => out.push_str("\\f"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            control if u32::from(control) < 0x20 => {
-                const HEX: &[u8; 16] = b"0123456789abcdef";
-                let byte = u32::from(control);
-                out.push_str("\\u00");
-                out.push(char::from(HEX[(byte >> 4) as usize]));
-                out.push(char::from(HEX[(byte & 0xf) as usize]));
-            }
-            other => out.push(other),
-        }
-    }
+    out.push('"');
+    out.push_str(value);
     out.push('"');
 }
 
