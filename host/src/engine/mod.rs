@@ -200,19 +200,10 @@ impl PolicyEngine {
         settings: &Value,
         host: &dyn HostCallbacks,
     ) -> Result<ValidationResponse, EngineError> {
-        let settings = settings_object(settings)?;
-        // Borrowed, not `json!`: that would copy the whole request (the pod) once more.
-        #[derive(serde::Serialize)]
-        struct Payload<'a> {
-            request: &'a Value,
-            settings: &'a Value,
-        }
-        let payload = serde_json::to_vec(&Payload {
-            request,
-            settings: &settings,
-        })
-        .map_err(|e| EngineError::InvalidInput(e.to_string()))?;
-        self.validate_payload(&payload, host)
+        let settings = settings_json(settings)?;
+        let request =
+            serde_json::to_string(request).map_err(|e| EngineError::InvalidInput(e.to_string()))?;
+        self.validate_json(&request, &settings, host)
     }
 
     /// `validate` with the request as it arrived (JSON text, e.g. a slice of the AdmissionReview)
@@ -232,15 +223,7 @@ impl PolicyEngine {
         payload.extend_from_slice(MIDDLE);
         payload.extend_from_slice(settings_json);
         payload.push(b'}');
-        self.validate_payload(&payload, host)
-    }
-
-    fn validate_payload(
-        &self,
-        payload: &[u8],
-        host: &dyn HostCallbacks,
-    ) -> Result<ValidationResponse, EngineError> {
-        let bytes = self.call("validate", payload, host)?;
+        let bytes = self.call("validate", &payload, host)?;
         serde_json::from_slice(&bytes).map_err(|e| EngineError::InvalidResponse(e.to_string()))
     }
 

@@ -10,7 +10,6 @@ use hyper::body::Incoming;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::{Value, json};
-use std::ops::Range;
 
 use super::AppState;
 use super::metrics::Verdict;
@@ -125,12 +124,12 @@ struct RequestHead {
     object: Option<Value>,
 }
 
-/// A parsed AdmissionReview: its apiVersion (echoed back), where its request's JSON text lies in
-/// the body (sent to the guest as it came), and what of the request the handler needs.
+/// A parsed AdmissionReview: its apiVersion (echoed back), its request's JSON text (sent to the
+/// guest as it came), and what of the request the handler needs.
 #[derive(Debug)]
 struct Review {
     api_version: &'static str,
-    request_json: Range<usize>,
+    request_json: Box<RawValue>,
     uid: String,
     kind: Value,
     object: Option<Value>,
@@ -175,15 +174,9 @@ fn parse_review(body: &[u8]) -> Result<Review, String> {
     if !head.kind.is_object() {
         return Err("request.kind must be a GroupVersionKind object".into());
     }
-    // A borrowed RawValue is a slice of `body` itself.
-    let start = (request.get().as_ptr() as usize).wrapping_sub(body.as_ptr() as usize);
-    let request_json = start..start + request.get().len();
-    if body.get(request_json.clone()) != Some(request.get().as_bytes()) {
-        return Err("the AdmissionReview's request could not be located".into());
-    }
     Ok(Review {
         api_version,
-        request_json,
+        request_json: request.to_owned(),
         uid,
         kind: head.kind,
         object: head.object,
@@ -302,14 +295,10 @@ async fn admit(state: &Arc<AppState>, request: Request<Incoming>) -> HttpRespons
         let state = worker_state;
         let _running = state.metrics.running();
         let started = Instant::now();
-        // parse_review checked that the range lies in the body and holds UTF-8 JSON.
-        let request = body
-            .get(request_json)
-            .and_then(|json| std::str::from_utf8(json).ok())
-            .unwrap_or_default();
-        let result = state
-            .engine
-            .validate_json(request, &state.settings_json, &state.callbacks);
+        let result =
+            state
+                .engine
+                .validate_json(request_json.get(), &state.settings_json, &state.callbacks);
         state.metrics.observe_latency(started.elapsed());
         match result {
             Ok(validation) => {
@@ -387,8 +376,8 @@ mod tests {
         let review = parse_review(ok).expect("a review");
         assert_eq!(review.uid, "u");
         assert_eq!(
-            &ok[review.request_json],
-            br#"{"uid":"u","kind":{"group":"","version":"v1","kind":"Pod"}}"#
+            review.request_json.get(),
+            r#"{"uid":"u","kind":{"group":"","version":"v1","kind":"Pod"}}"#
         );
     }
 }
