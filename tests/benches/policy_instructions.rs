@@ -3,8 +3,10 @@
 //! `valgrind --tool=callgrind --toggle-collect='sidecarset_policy::evaluate::evaluate'
 //! target/debug/deps/policy_instructions-* [SIDECARSETS] [ITERATIONS]`, then divide `evaluate`'s
 //! inclusive count by ITERATIONS. The inputs are the `policy` bench's, copied outside `evaluate`.
+//! With `--wire`, the module's whole call natively (`wire::validate`, bytes to bytes): toggle on
+//! `sidecarset_policy::evaluate::wire::validate` instead.
 
-use sidecarset_policy::evaluate::{Outcome, evaluate};
+use sidecarset_policy::evaluate::{Outcome, evaluate, wire};
 use sidecarset_policy::settings::Settings;
 use std::hint::black_box;
 
@@ -13,12 +15,28 @@ mod fixtures;
 use fixtures::{InMemory, NOW, list_json, pod_request, sidecarsets};
 
 fn main() {
+    let wire_mode = std::env::args().any(|a| a == "--wire");
     let mut args = std::env::args().skip(1).filter(|a| !a.starts_with("--"));
     let count: usize = args.next().and_then(|a| a.parse().ok()).unwrap_or(10);
     let iterations: usize = args.next().and_then(|a| a.parse().ok()).unwrap_or(100);
     let request = pod_request();
     let list = list_json(&sidecarsets(count));
     let settings = Settings::default();
+    if wire_mode {
+        const MUTATED: &[u8] = b"\"mutated_object\"";
+        let payload = serde_json::to_vec(&serde_json::json!({"request": &request, "settings": {}}))
+            .expect("payload");
+        for _ in 0..iterations {
+            let response = black_box(wire::validate(&payload, &mut InMemory(list.clone()), NOW))
+                .expect("a response");
+            assert!(
+                response.windows(MUTATED.len()).any(|w| w == MUTATED),
+                "the benchmark pod is injected"
+            );
+        }
+        println!("{iterations} wire calls at {count} SidecarSets");
+        return;
+    }
     for _ in 0..iterations {
         let (request, mut cluster) = (request.clone(), InMemory(list.clone()));
         let verdict = black_box(evaluate(request, &settings, &mut cluster, NOW));
