@@ -7,9 +7,9 @@ use bytes::Bytes;
 use http::{Method, Request, Response, StatusCode, header};
 use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
 use serde_json::value::RawValue;
-use serde_json::{Value, json};
 
 use super::AppState;
 use super::metrics::Verdict;
@@ -33,15 +33,6 @@ fn text(status: StatusCode, body: impl Into<String>) -> HttpResponse {
     response.headers_mut().insert(
         header::CONTENT_TYPE,
         header::HeaderValue::from_static("text/plain; charset=utf-8"),
-    );
-    response
-}
-
-fn json_response(body: &Value) -> HttpResponse {
-    let mut response = Response::new(Full::new(Bytes::from(body.to_string())));
-    response.headers_mut().insert(
-        header::CONTENT_TYPE,
-        header::HeaderValue::from_static("application/json"),
     );
     response
 }
@@ -115,24 +106,25 @@ struct Envelope<'a> {
 
 /// The fields of the request the handler reads: `object` is what the patch is computed against.
 #[derive(Deserialize)]
-struct RequestHead {
+struct RequestHead<'a> {
     #[serde(default)]
     uid: Value,
     #[serde(default)]
     kind: Value,
-    #[serde(default)]
-    object: Option<Value>,
+    #[serde(default, borrow)]
+    object: Option<&'a RawValue>,
 }
 
 /// A parsed AdmissionReview: its apiVersion (echoed back), its request's JSON text (sent to the
-/// guest as it came), and what of the request the handler needs.
+/// guest as it came), and what of the request the handler needs. The object stays text until a
+/// patch is computed against it, on the evaluation thread (which then frees it too).
 #[derive(Debug)]
 struct Review {
     api_version: &'static str,
     request_json: Box<RawValue>,
     uid: String,
     kind: Value,
-    object: Option<Value>,
+    object: Option<Box<RawValue>>,
 }
 
 fn parse_review(body: &[u8]) -> Result<Review, String> {
@@ -166,7 +158,7 @@ fn parse_review(body: &[u8]) -> Result<Review, String> {
         .request
         .filter(|request| request.get().starts_with('{'))
         .ok_or("the AdmissionReview has no request object")?;
-    let head: RequestHead = serde_json::from_str(request.get())
+    let head: RequestHead<'_> = serde_json::from_str(request.get())
         .map_err(|_| "the AdmissionReview has no request object".to_string())?;
     let Value::String(uid) = head.uid else {
         return Err("request.uid must be a string".into());
@@ -179,7 +171,7 @@ fn parse_review(body: &[u8]) -> Result<Review, String> {
         request_json: request.to_owned(),
         uid,
         kind: head.kind,
-        object: head.object,
+        object: head.object.map(ToOwned::to_owned),
     })
 }
 
@@ -232,12 +224,35 @@ async fn read_body(state: &AppState, request: Request<Incoming>) -> Result<Bytes
     Ok(Bytes::from(kept))
 }
 
-fn review_response(api_version: &str, response: AdmissionResponse) -> HttpResponse {
-    json_response(&json!({
-        "apiVersion": api_version,
-        "kind": "AdmissionReview",
-        "response": response,
-    }))
+/// The AdmissionReview answer, serialized straight from the response (no `Value` copy).
+#[derive(Serialize)]
+struct ReviewAnswer<'a> {
+    #[serde(rename = "apiVersion")]
+    api_version: &'a str,
+    kind: &'static str,
+    response: &'a AdmissionResponse,
+}
+
+fn review_response(api_version: &str, response: &AdmissionResponse) -> HttpResponse {
+    let answer = ReviewAnswer {
+        api_version,
+        kind: "AdmissionReview",
+        response,
+    };
+    match serde_json::to_vec(&answer) {
+        Ok(body) => {
+            let mut response = Response::new(Full::new(Bytes::from(body)));
+            response.headers_mut().insert(
+                header::CONTENT_TYPE,
+                header::HeaderValue::from_static("application/json"),
+            );
+            response
+        }
+        Err(e) => text(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            format!("cannot serialize the AdmissionReview: {e}\n"),
+        ),
+    }
 }
 
 fn error_reason(error: &EngineError) -> &'static str {
@@ -270,7 +285,7 @@ async fn admit(state: &Arc<AppState>, request: Request<Incoming>) -> HttpRespons
         state.metrics.record_request("other", Verdict::Accepted);
         return review_response(
             api_version,
-            AdmissionResponse {
+            &AdmissionResponse {
                 uid,
                 allowed: true,
                 ..Default::default()
@@ -289,51 +304,59 @@ async fn admit(state: &Arc<AppState>, request: Request<Incoming>) -> HttpRespons
     };
     let worker_state = Arc::clone(state);
     // The engine is synchronous (wasmtime-wasi sync blocks on its own runtime): never run it on
-    // an async worker thread.
+    // an async worker thread. The answer is built there too, so what it allocates is freed there.
     let evaluation = tokio::task::spawn_blocking(move || {
         let _permit = permit;
         let state = worker_state;
-        let _running = state.metrics.running();
-        let started = Instant::now();
-        let result =
-            state
-                .engine
-                .validate_json(request_json.get(), &state.settings_json, &state.callbacks);
-        state.metrics.observe_latency(started.elapsed());
-        match result {
-            Ok(validation) => {
-                let response = AdmissionResponse::from_validation_response(
-                    uid.as_str(),
-                    object.as_ref(),
-                    &validation,
-                );
-                let verdict = match (response.allowed, response.patch.is_some()) {
-                    (true, true) => Verdict::Mutated,
-                    (true, false) => Verdict::Accepted,
-                    (false, _) => Verdict::Rejected,
-                };
-                (response, verdict)
-            }
-            Err(e) => {
-                tracing::warn!(uid = %uid, error = %e, "policy evaluation failed");
-                state.metrics.record_error(error_reason(&e));
-                (
-                    AdmissionResponse::from_engine_error(uid.as_str(), &e),
-                    Verdict::Error,
-                )
-            }
-        }
+        let (response, verdict) = evaluate(&state, &request_json, &uid, object.as_deref());
+        state.metrics.record_request(kind, verdict);
+        review_response(api_version, &response)
     })
     .await;
-    match evaluation {
-        Ok((response, verdict)) => {
-            state.metrics.record_request(kind, verdict);
-            review_response(api_version, response)
+    evaluation.unwrap_or_else(|e| {
+        tracing::error!(error = %e, "evaluation thread failed");
+        state.metrics.record_error("internal");
+        text(StatusCode::INTERNAL_SERVER_ERROR, "evaluation failed\n")
+    })
+}
+
+/// One evaluation and its AdmissionResponse; the object is parsed only when a patch needs it.
+fn evaluate(
+    state: &AppState,
+    request_json: &RawValue,
+    uid: &str,
+    object: Option<&RawValue>,
+) -> (AdmissionResponse, Verdict) {
+    let _running = state.metrics.running();
+    let started = Instant::now();
+    let result =
+        state
+            .engine
+            .validate_json(request_json.get(), &state.settings_json, &state.callbacks);
+    state.metrics.observe_latency(started.elapsed());
+    match result {
+        Ok(validation) => {
+            let object: Option<Value> = match (&validation.mutated_object, object) {
+                // Valid JSON (checked as a RawValue); only a nesting past serde's limit fails.
+                (Some(_), Some(raw)) => serde_json::from_str(raw.get()).ok(),
+                _ => None,
+            };
+            let response =
+                AdmissionResponse::from_validation_response(uid, object.as_ref(), &validation);
+            let verdict = match (response.allowed, response.patch.is_some()) {
+                (true, true) => Verdict::Mutated,
+                (true, false) => Verdict::Accepted,
+                (false, _) => Verdict::Rejected,
+            };
+            (response, verdict)
         }
         Err(e) => {
-            tracing::error!(error = %e, "evaluation thread failed");
-            state.metrics.record_error("internal");
-            text(StatusCode::INTERNAL_SERVER_ERROR, "evaluation failed\n")
+            tracing::warn!(uid = %uid, error = %e, "policy evaluation failed");
+            state.metrics.record_error(error_reason(&e));
+            (
+                AdmissionResponse::from_engine_error(uid, &e),
+                Verdict::Error,
+            )
         }
     }
 }

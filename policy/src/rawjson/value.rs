@@ -1,0 +1,165 @@
+//! JSON text to a `serde_json::Value` without serde's visitor machinery (a third of the module's
+//! time went there). Exact by construction: it takes only what it reads exactly as serde_json
+//! does (plain strings, integers that fit, nesting well below serde's limit) and hands every
+//! other token to serde_json itself; any malformed text is `None`, and the caller lets serde_json
+//! parse the whole document, so errors are always serde_json's.
+
+use serde_json::{Map, Number, Value};
+
+/// Nesting deeper than this is left to serde_json (whose own limit is 128).
+const MAX_DEPTH: usize = 100;
+
+/// The document `text` as serde_json would parse it, or `None` when serde_json must decide.
+pub fn parse(text: &[u8]) -> Option<Value> {
+    let mut parser = Parser { text, at: 0 };
+    let value = parser.value(0)?;
+    parser.skip_ws();
+    (parser.at == text.len()).then_some(value)
+}
+
+struct Parser<'a> {
+    text: &'a [u8],
+    at: usize,
+}
+
+impl Parser<'_> {
+    fn skip_ws(&mut self) {
+        while let Some(b' ' | b'\t' | b'\n' | b'\r') = self.text.get(self.at) {
+            self.at += 1;
+        }
+    }
+
+    fn peek(&mut self) -> Option<u8> {
+        self.skip_ws();
+        self.text.get(self.at).copied()
+    }
+
+    fn literal(&mut self, word: &[u8], value: Value) -> Option<Value> {
+        let end = self.at + word.len();
+        (self.text.get(self.at..end)? == word).then(|| {
+            self.at = end;
+            value
+        })
+    }
+
+    fn value(&mut self, depth: usize) -> Option<Value> {
+        match self.peek()? {
+            b'"' => self.string().map(Value::String),
+            b'{' => self.object(depth + 1),
+            b'[' => self.array(depth + 1),
+            b't' => self.literal(b"true", Value::Bool(true)),
+            b'f' => self.literal(b"false", Value::Bool(false)),
+            b'n' => self.literal(b"null", Value::Null),
+            b'-' | b'0'..=b'9' => self.number().map(Value::Number),
+            _ => None,
+        }
+    }
+
+    fn object(&mut self, depth: usize) -> Option<Value> {
+        if depth > MAX_DEPTH {
+            return None;
+        }
+        self.at += 1;
+        let mut map = Map::new();
+        if self.peek()? == b'}' {
+            self.at += 1;
+            return Some(Value::Object(map));
+        }
+        loop {
+            if self.peek()? != b'"' {
+                return None;
+            }
+            let key = self.string()?;
+            if self.peek()? != b':' {
+                return None;
+            }
+            self.at += 1;
+            let value = self.value(depth)?;
+            // serde_json keeps the last of duplicated keys, as `insert` does.
+            map.insert(key, value);
+            match self.peek()? {
+                b',' => self.at += 1,
+                b'}' => {
+                    self.at += 1;
+                    return Some(Value::Object(map));
+                }
+                _ => return None,
+            }
+        }
+    }
+
+    fn array(&mut self, depth: usize) -> Option<Value> {
+        if depth > MAX_DEPTH {
+            return None;
+        }
+        self.at += 1;
+        let mut items = Vec::new();
+        if self.peek()? == b']' {
+            self.at += 1;
+            return Some(Value::Array(items));
+        }
+        loop {
+            items.push(self.value(depth)?);
+            match self.peek()? {
+                b',' => self.at += 1,
+                b']' => {
+                    self.at += 1;
+                    return Some(Value::Array(items));
+                }
+                _ => return None,
+            }
+        }
+    }
+
+    /// The string whose opening quote is at the cursor. Plain contents are copied as they are;
+    /// a string with escapes is decoded by serde_json (rare in Kubernetes objects).
+    fn string(&mut self) -> Option<String> {
+        let start = self.at;
+        let (end, escaped) = super::skip_string_escaped(self.text, start).ok()?;
+        self.at = end;
+        let quoted = self.text.get(start..end)?;
+        if escaped {
+            return serde_json::from_slice(quoted).ok();
+        }
+        super::plain_str(quoted).map(str::to_owned)
+    }
+
+    /// A number: integers that fit are read here, exactly as serde_json does; any other token
+    /// (fractions, exponents, `-0`, overflow, leading zeros) is read by serde_json alone.
+    fn number(&mut self) -> Option<Number> {
+        let start = self.at;
+        let rest = self.text.get(start..)?;
+        let len = rest
+            .iter()
+            .position(|b| !matches!(b, b'0'..=b'9' | b'-' | b'+' | b'.' | b'e' | b'E'))
+            .unwrap_or(rest.len());
+        let token = rest.get(..len)?;
+        self.at = start + len;
+        let (negative, digits) = match token.split_first()? {
+            (b'-', digits) => (true, digits),
+            _ => (false, token),
+        };
+        // No leading zero, and `-0` (a float in serde_json) is serde_json's too.
+        let plain = !digits.is_empty()
+            && digits.len() <= 18
+            && digits.iter().all(u8::is_ascii_digit)
+            && (digits.first() != Some(&b'0') || (digits.len() == 1 && !negative));
+        if !plain {
+            return match serde_json::from_slice(token).ok()? {
+                Value::Number(number) => Some(number),
+                _ => None,
+            };
+        }
+        let magnitude = digits
+            .iter()
+            .fold(0u64, |n, d| n * 10 + u64::from(d - b'0'));
+        if negative {
+            Some(Number::from(-i64::try_from(magnitude).ok()?))
+        } else {
+            Some(Number::from(magnitude))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;
