@@ -4,6 +4,8 @@
 //! Lenient on purpose: skipped values and scalars are not validated (whatever is decoded from a
 //! slice afterwards goes through serde_json, which is exact). Never panics, never recurses.
 
+pub mod value;
+
 /// A byte offset where the text is not the JSON shape expected.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 #[error("malformed JSON at byte {0}")]

@@ -7,7 +7,7 @@
 use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
 use serde_json::json;
 use sidecarset_host::serve::SharedContext;
-use sidecarset_host::{ClusterContext, evaluate_admission};
+use sidecarset_host::{ClusterContext, NoHostCallbacks, evaluate_admission};
 use sidecarset_policy::evaluate::{evaluate, wire};
 use sidecarset_policy::settings::Settings;
 use std::hint::black_box;
@@ -77,6 +77,10 @@ fn benches(c: &mut Criterion) {
         });
         group.finish();
     }
+    // The fixed cost in every wasm row: a fresh pooled instance, `wapc_init`, a trivial call.
+    c.bench_function("inject/wasm-instance", |b| {
+        b.iter(|| black_box(pooled.call("protocol_version", b"", &NoHostCallbacks)))
+    });
 }
 
 criterion_group!(policy, benches);

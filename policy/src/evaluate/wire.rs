@@ -29,7 +29,9 @@ pub fn validate(
         return respond(&too_large(payload.len()));
     }
     // Any JSON is taken: what is not a ValidationRequest object is rejected by `evaluate`.
-    let mut input: Value = match serde_json::from_slice(payload) {
+    let parsed =
+        crate::rawjson::value::parse(payload).map_or_else(|| serde_json::from_slice(payload), Ok);
+    let mut input: Value = match parsed {
         Ok(input) => input,
         Err(error) => {
             return reject(&format!("invalid ValidationRequest JSON: {error}"), 400);
