@@ -323,7 +323,7 @@ fn main() -> anyhow::Result<()> {
     let port = addr.rsplit(':').next().unwrap_or_default();
     let url = format!("https://localhost:{port}/validate");
 
-    let runtime = tokio::runtime::Builder::new_multi_thread()
+    let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
     runtime.block_on(async {
