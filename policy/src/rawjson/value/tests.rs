@@ -6,9 +6,14 @@ use serde_json::{Value, json};
 fn agrees(text: &[u8]) -> bool {
     match parse(text) {
         Some(fast) => serde_json::from_slice::<Value>(text)
-            .is_ok_and(|exact| exact == fast && exact.to_string() == fast.to_string()),
+            .is_ok_and(|exact| exact == fast && same_text(&exact, &fast)),
         None => true,
     }
+}
+
+/// Equal serialisations: `Value`'s `==` takes -0.0 for 0.0, the text does not.
+fn same_text(a: &Value, b: &Value) -> bool {
+    serde_json::to_vec(a).ok() == serde_json::to_vec(b).ok()
 }
 
 #[test]
@@ -22,7 +27,7 @@ fn documents_parse_as_serde_json_parses_them() {
     let fast = parse(pod).expect("a plain pod is read directly");
     let exact: Value = serde_json::from_slice(pod).expect("valid JSON");
     assert_eq!(fast, exact);
-    assert_eq!(fast.to_string(), exact.to_string());
+    assert!(same_text(&fast, &exact));
     assert_eq!(fast["dup"], json!({"b": []}));
 }
 
