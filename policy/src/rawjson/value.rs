@@ -4,6 +4,7 @@
 //! other token to serde_json itself; any malformed text is `None`, and the caller lets serde_json
 //! parse the whole document, so errors are always serde_json's.
 
+use super::Cursor;
 use serde_json::{Map, Number, Value};
 
 /// Nesting deeper than this is left to serde_json (whose own limit is 128).
@@ -11,33 +12,24 @@ const MAX_DEPTH: usize = 100;
 
 /// The document `text` as serde_json would parse it, or `None` when serde_json must decide.
 pub fn parse(text: &[u8]) -> Option<Value> {
-    let mut parser = Parser { text, at: 0 };
+    let mut parser = Parser(Cursor::new(text));
     let value = parser.value(0)?;
-    parser.skip_ws();
-    (parser.at == text.len()).then_some(value)
+    parser.0.end().ok()?;
+    Some(value)
 }
 
-struct Parser<'a> {
-    text: &'a [u8],
-    at: usize,
-}
+/// A cursor that builds what it reads.
+struct Parser<'a>(Cursor<'a>);
 
 impl Parser<'_> {
-    fn skip_ws(&mut self) {
-        while let Some(b' ' | b'\t' | b'\n' | b'\r') = self.text.get(self.at) {
-            self.at += 1;
-        }
-    }
-
     fn peek(&mut self) -> Option<u8> {
-        self.skip_ws();
-        self.text.get(self.at).copied()
+        self.0.peek()
     }
 
     fn literal(&mut self, word: &[u8], value: Value) -> Option<Value> {
-        let end = self.at + word.len();
-        (self.text.get(self.at..end)? == word).then(|| {
-            self.at = end;
+        let end = self.0.at + word.len();
+        (self.0.text.get(self.0.at..end)? == word).then(|| {
+            self.0.at = end;
             value
         })
     }
@@ -59,10 +51,10 @@ impl Parser<'_> {
         if depth > MAX_DEPTH {
             return None;
         }
-        self.at += 1;
+        self.0.at += 1;
         let mut map = Map::new();
         if self.peek()? == b'}' {
-            self.at += 1;
+            self.0.at += 1;
             return Some(Value::Object(map));
         }
         loop {
@@ -73,14 +65,14 @@ impl Parser<'_> {
             if self.peek()? != b':' {
                 return None;
             }
-            self.at += 1;
+            self.0.at += 1;
             let value = self.value(depth)?;
             // serde_json keeps the last of duplicated keys, as `insert` does.
             map.insert(key, value);
             match self.peek()? {
-                b',' => self.at += 1,
+                b',' => self.0.at += 1,
                 b'}' => {
-                    self.at += 1;
+                    self.0.at += 1;
                     return Some(Value::Object(map));
                 }
                 _ => return None,
@@ -92,18 +84,18 @@ impl Parser<'_> {
         if depth > MAX_DEPTH {
             return None;
         }
-        self.at += 1;
+        self.0.at += 1;
         let mut items = Vec::new();
         if self.peek()? == b']' {
-            self.at += 1;
+            self.0.at += 1;
             return Some(Value::Array(items));
         }
         loop {
             items.push(self.value(depth)?);
             match self.peek()? {
-                b',' => self.at += 1,
+                b',' => self.0.at += 1,
                 b']' => {
-                    self.at += 1;
+                    self.0.at += 1;
                     return Some(Value::Array(items));
                 }
                 _ => return None,
@@ -114,10 +106,10 @@ impl Parser<'_> {
     /// The string whose opening quote is at the cursor. Plain contents are copied as they are;
     /// a string with escapes is decoded by serde_json (rare in Kubernetes objects).
     fn string(&mut self) -> Option<String> {
-        let start = self.at;
-        let (end, escaped) = super::skip_string_escaped(self.text, start).ok()?;
-        self.at = end;
-        let quoted = self.text.get(start..end)?;
+        let start = self.0.at;
+        let (end, escaped) = super::skip_string_escaped(self.0.text, start).ok()?;
+        self.0.at = end;
+        let quoted = self.0.text.get(start..end)?;
         if escaped {
             return serde_json::from_slice(quoted).ok();
         }
@@ -127,14 +119,14 @@ impl Parser<'_> {
     /// A number: integers that fit are read here, exactly as serde_json does; any other token
     /// (fractions, exponents, `-0`, overflow, leading zeros) is read by serde_json alone.
     fn number(&mut self) -> Option<Number> {
-        let start = self.at;
-        let rest = self.text.get(start..)?;
+        let start = self.0.at;
+        let rest = self.0.text.get(start..)?;
         let len = rest
             .iter()
             .position(|b| !matches!(b, b'0'..=b'9' | b'-' | b'+' | b'.' | b'e' | b'E'))
             .unwrap_or(rest.len());
         let token = rest.get(..len)?;
-        self.at = start + len;
+        self.0.at = start + len;
         let (negative, digits) = match token.split_first()? {
             (b'-', digits) => (true, digits),
             _ => (false, token),
