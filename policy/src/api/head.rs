@@ -5,6 +5,7 @@ use super::LabelSelector;
 use super::nullable::or_default;
 use crate::annotations::{CANARY, CANARY_BASE};
 use crate::rawjson::{Cursor, ScanError};
+use crate::selector::Labels;
 use serde::{Deserialize, Deserializer};
 use std::collections::BTreeMap;
 
@@ -69,17 +70,25 @@ impl SidecarSetHead {
         }
     }
 
-    /// The list item at `cursor`, which moves past it: its text and its head (as `from_json`).
+    /// The list item at `cursor`, which moves past it: its text and its head (as `from_json`),
+    /// or `None` when it reads plainly and cannot select a pod with `labels` (nothing decoded).
     pub(crate) fn next_in_list<'a>(
         cursor: &mut Cursor<'a>,
-    ) -> Result<(&'a [u8], Result<Self, serde_json::Error>), ScanError> {
+        labels: &Labels,
+    ) -> Result<Option<(&'a [u8], Result<Self, serde_json::Error>)>, ScanError> {
         let start = cursor.position();
         let mut probe = cursor.clone();
-        if let Ok(head) = scan::head(&mut probe) {
-            *cursor = probe;
-            return Ok((cursor.since(start), Ok(head)));
+        if let Ok(text) = scan::head_text(&mut probe) {
+            if text.cannot_select(labels) {
+                *cursor = probe;
+                return Ok(None);
+            }
+            if let Ok(head) = text.decode() {
+                *cursor = probe;
+                return Ok(Some((cursor.since(start), Ok(head))));
+            }
         }
         let raw = cursor.skip()?;
-        Ok((raw, serde_json::from_slice(raw)))
+        Ok(Some((raw, serde_json::from_slice(raw))))
     }
 }
