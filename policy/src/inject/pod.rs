@@ -80,6 +80,17 @@ pub(crate) fn str_of<'a>(object: &'a Value, key: &str) -> &'a str {
     object.get(key).and_then(Value::as_str).unwrap_or("")
 }
 
+/// `str_of(item, "name")` without searching the map when `name` is its first (smallest) key, as
+/// in env vars (`name`, `value`/`valueFrom`), which injection scans by the dozen.
+pub(crate) fn name_of(item: &Value) -> &str {
+    if let Some((key, value)) = item.as_object().and_then(|object| object.iter().next())
+        && key == "name"
+    {
+        return value.as_str().unwrap_or("");
+    }
+    str_of(item, "name")
+}
+
 pub(crate) fn spec(pod: &Value) -> Option<&Map<String, Value>> {
     pod.get("spec").and_then(Value::as_object)
 }
