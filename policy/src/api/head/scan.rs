@@ -96,14 +96,13 @@ impl HeadText<'_> {
     /// plain `matchLabels` that do not match (or none), its namespaceSelector plain or absent.
     /// `false` when unsure: the head is then decoded and selection decides.
     pub(crate) fn cannot_select(&self, labels: &Labels) -> bool {
-        let plain_or_null = |text: Option<&[u8]>| {
-            text.is_none_or(|text| text == b"null" || plain_str(text).is_some())
+        let plain = |text: &[u8]| {
+            let inner = text.strip_prefix(b"\"").and_then(|t| t.strip_suffix(b"\""));
+            inner.is_some_and(reads_as_itself)
         };
+        let plain_or_null = |text: Option<&[u8]>| text.is_none_or(|t| t == b"null" || plain(t));
         plain_or_null(self.name)
-            && self
-                .annotations
-                .iter()
-                .all(|v| v.is_none_or(|v| plain_str(v).is_some()))
+            && self.annotations.iter().all(|v| v.is_none_or(plain))
             && plain_or_null(self.namespace)
             && self
                 .namespace_selector
@@ -295,16 +294,28 @@ fn match_labels_select(cursor: &mut Cursor<'_>, labels: &Labels) -> Option<bool>
     let mut count = 0;
     let mut all_present = true;
     while let Some(key) = cursor.next_key(&mut members).ok()? {
-        let name = plain_contents(key)?;
-        let value = plain_str(cursor.skip().ok()?)?;
-        if keys.get(..count)?.contains(&key) {
+        let value = cursor.skip().ok()?;
+        let value = value.strip_prefix(b"\"")?.strip_suffix(b"\"")?;
+        if !reads_as_itself(key) || !reads_as_itself(value) || keys.get(..count)?.contains(&key) {
             return None;
         }
         *keys.get_mut(count)? = key;
         count += 1;
-        all_present &= labels.get(name).is_some_and(|v| v == value);
+        // Compared as bytes: the pod has a handful of labels, and no `str` is needed.
+        all_present &= labels
+            .iter()
+            .any(|(k, v)| k.as_bytes() == key && v.as_bytes() == value);
     }
     Some(count > 0 && all_present)
+}
+
+/// Whether a string's contents decode to themselves (`plain_contents`): printable ASCII is
+/// checked in one pass, anything else by `plain_contents`.
+fn reads_as_itself(inner: &[u8]) -> bool {
+    let printable_ascii = inner
+        .iter()
+        .all(|&b| (0x20..0x7f).contains(&b) && b != b'"' && b != b'\\');
+    printable_ascii || plain_contents(inner).is_some()
 }
 
 /// serde rejects a duplicate field; so does the scan, by handing over. Fields by index.
