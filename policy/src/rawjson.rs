@@ -216,23 +216,23 @@ fn quote_or_backslash(text: &[u8], from: usize) -> Option<usize> {
     const HIGHS: u64 = u64::from_le_bytes([0x80; 8]);
     const QUOTES: u64 = ONES * b'"' as u64;
     const BACKSLASHES: u64 = ONES * b'\\' as u64;
-    let mut at = from;
-    while at < from.saturating_add(SHORT_STRING) {
-        let Some(&bytes) = text.get(at..).and_then(|rest| rest.first_chunk::<8>()) else {
-            break;
-        };
-        let word = u64::from_le_bytes(bytes);
+    let rest = text.get(from..)?;
+    // Whole words only, straight from the slice (no bounds check per word).
+    let words = rest.chunks_exact(8).take(SHORT_STRING / 8);
+    let mut scanned = 0;
+    for word in words {
+        let word = u64::from_le_bytes(word.try_into().ok()?);
         let (quotes, backslashes) = (word ^ QUOTES, word ^ BACKSLASHES);
         // The high bit of each zero byte; exact up to the first one.
         let zeros =
             (quotes.wrapping_sub(ONES) & !quotes) | (backslashes.wrapping_sub(ONES) & !backslashes);
         let found = zeros & HIGHS;
         if found != 0 {
-            return Some(at + (found.trailing_zeros() / 8) as usize);
+            return Some(from + scanned + (found.trailing_zeros() / 8) as usize);
         }
-        at += 8;
+        scanned += 8;
     }
-    long_string_rest(text, at)
+    long_string_rest(text, from + scanned)
 }
 
 /// Past the first words of a string, or in the last few bytes of the text.
