@@ -58,6 +58,10 @@ impl<'a> Cursor<'a> {
     }
 
     fn skip_ws(&mut self) {
+        // One comparison for the common case: every JSON whitespace byte is at most b' '.
+        if self.text.get(self.at).is_none_or(|&b| b > b' ') {
+            return;
+        }
         while let Some(b' ' | b'\t' | b'\n' | b'\r') = self.text.get(self.at) {
             self.at += 1;
         }
