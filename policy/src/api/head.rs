@@ -58,6 +58,9 @@ fn selection_annotations<'de, D: Deserializer<'de>>(
     Ok(all)
 }
 
+/// A list item's text and its head, or the error serde gives for it.
+pub(crate) type ListItem<'a> = (&'a [u8], Result<SidecarSetHead, serde_json::Error>);
+
 impl SidecarSetHead {
     /// The head of one SidecarSet's JSON text: read by scanning (only the selection fields are
     /// decoded), or by serde when the text has a shape the scan does not take, so the result and
@@ -75,7 +78,7 @@ impl SidecarSetHead {
     pub(crate) fn next_in_list<'a>(
         cursor: &mut Cursor<'a>,
         labels: &Labels,
-    ) -> Result<Option<(&'a [u8], Result<Self, serde_json::Error>)>, ScanError> {
+    ) -> Result<Option<ListItem<'a>>, ScanError> {
         let start = cursor.position();
         let mut probe = cursor.clone();
         if let Ok(text) = scan::head_text(&mut probe) {
