@@ -60,6 +60,10 @@ impl<'a> Cursor<'a> {
     }
 
     fn skip_ws(&mut self) {
+        // One comparison for the common case: every JSON whitespace byte is at most b' '.
+        if self.text.get(self.at).is_none_or(|&b| b > b' ') {
+            return;
+        }
         while let Some(b' ' | b'\t' | b'\n' | b'\r') = self.text.get(self.at) {
             self.at += 1;
         }
@@ -218,23 +222,23 @@ fn quote_or_backslash(text: &[u8], from: usize) -> Option<usize> {
     const HIGHS: u64 = u64::from_le_bytes([0x80; 8]);
     const QUOTES: u64 = ONES * b'"' as u64;
     const BACKSLASHES: u64 = ONES * b'\\' as u64;
-    let mut at = from;
-    while at < from.saturating_add(SHORT_STRING) {
-        let Some(&bytes) = text.get(at..).and_then(|rest| rest.first_chunk::<8>()) else {
-            break;
-        };
-        let word = u64::from_le_bytes(bytes);
+    let rest = text.get(from..)?;
+    // Whole words only, straight from the slice (no bounds check per word).
+    let words = rest.chunks_exact(8).take(SHORT_STRING / 8);
+    let mut scanned = 0;
+    for word in words {
+        let word = u64::from_le_bytes(word.try_into().ok()?);
         let (quotes, backslashes) = (word ^ QUOTES, word ^ BACKSLASHES);
         // The high bit of each zero byte; exact up to the first one.
         let zeros =
             (quotes.wrapping_sub(ONES) & !quotes) | (backslashes.wrapping_sub(ONES) & !backslashes);
         let found = zeros & HIGHS;
         if found != 0 {
-            return Some(at + (found.trailing_zeros() / 8) as usize);
+            return Some(from + scanned + (found.trailing_zeros() / 8) as usize);
         }
-        at += 8;
+        scanned += 8;
     }
-    long_string_rest(text, at)
+    long_string_rest(text, from + scanned)
 }
 
 /// Past the first words of a string, or in the last few bytes of the text.

@@ -5,6 +5,7 @@ use super::LabelSelector;
 use super::nullable::or_default;
 use crate::annotations::{CANARY, CANARY_BASE};
 use crate::rawjson::{Cursor, ScanError};
+use crate::selector::Labels;
 use serde::{Deserialize, Deserializer};
 use std::collections::BTreeMap;
 
@@ -57,6 +58,9 @@ fn selection_annotations<'de, D: Deserializer<'de>>(
     Ok(all)
 }
 
+/// A list item's text and its head, or the error serde gives for it.
+pub(crate) type ListItem<'a> = (&'a [u8], Result<SidecarSetHead, serde_json::Error>);
+
 impl SidecarSetHead {
     /// The head of one SidecarSet's JSON text: read by scanning (only the selection fields are
     /// decoded), or by serde when the text has a shape the scan does not take, so the result and
@@ -69,17 +73,25 @@ impl SidecarSetHead {
         }
     }
 
-    /// The list item at `cursor`, which moves past it: its text and its head (as `from_json`).
+    /// The list item at `cursor`, which moves past it: its text and its head (as `from_json`),
+    /// or `None` when it reads plainly and cannot select a pod with `labels` (nothing decoded).
     pub(crate) fn next_in_list<'a>(
         cursor: &mut Cursor<'a>,
-    ) -> Result<(&'a [u8], Result<Self, serde_json::Error>), ScanError> {
+        labels: &Labels,
+    ) -> Result<Option<ListItem<'a>>, ScanError> {
         let start = cursor.position();
         let mut probe = cursor.clone();
-        if let Ok(head) = scan::head(&mut probe) {
-            *cursor = probe;
-            return Ok((cursor.since(start), Ok(head)));
+        if let Ok(text) = scan::head_text(&mut probe) {
+            if text.cannot_select(labels) {
+                *cursor = probe;
+                return Ok(None);
+            }
+            if let Ok(head) = text.decode() {
+                *cursor = probe;
+                return Ok(Some((cursor.since(start), Ok(head))));
+            }
         }
         let raw = cursor.skip()?;
-        Ok((raw, serde_json::from_slice(raw)))
+        Ok(Some((raw, serde_json::from_slice(raw))))
     }
 }

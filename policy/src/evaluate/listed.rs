@@ -114,7 +114,7 @@ pub(super) fn select(
 ) -> Result<Vec<SidecarSet>, SelectError> {
     let mut heads = Vec::new();
     let scanned = scan_items(list, |cursor| {
-        heads.push(SidecarSetHead::next_in_list(cursor)?);
+        heads.extend(SidecarSetHead::next_in_list(cursor, labels)?);
         Ok(())
     });
     if scanned.is_err() {

@@ -80,6 +80,17 @@ pub(crate) fn str_of<'a>(object: &'a Value, key: &str) -> &'a str {
     object.get(key).and_then(Value::as_str).unwrap_or("")
 }
 
+/// `str_of(item, "name")` without searching the map when `name` is its first (smallest) key, as
+/// in env vars (`name`, `value`/`valueFrom`), which injection scans by the dozen.
+pub(crate) fn name_of(item: &Value) -> &str {
+    if let Some((key, value)) = item.as_object().and_then(|object| object.iter().next())
+        && key == "name"
+    {
+        return value.as_str().unwrap_or("");
+    }
+    str_of(item, "name")
+}
+
 pub(crate) fn spec(pod: &Value) -> Option<&Map<String, Value>> {
     pod.get("spec").and_then(Value::as_object)
 }
@@ -114,9 +125,13 @@ pub(crate) fn object_mut<'a>(
     object: &'a mut Map<String, Value>,
     key: &str,
 ) -> Result<&'a mut Map<String, Value>, InjectError> {
+    // Looked up first: the key is allocated only when the member is missing.
+    if !object.contains_key(key) {
+        object.insert(key.to_string(), Value::Object(Map::new()));
+    }
     let slot = object
-        .entry(key.to_string())
-        .or_insert_with(|| Value::Object(Map::new()));
+        .get_mut(key)
+        .ok_or(InjectError::Malformed("expected a JSON object"))?;
     if slot.is_null() {
         *slot = Value::Object(Map::new());
     }
@@ -190,6 +205,13 @@ pub(crate) fn set_spec_list(
     let root = pod
         .as_object_mut()
         .ok_or(InjectError::Malformed("the pod is not a JSON object"))?;
-    object_mut(root, "spec")?.insert(key.to_string(), Value::Array(items));
+    let spec = object_mut(root, "spec")?;
+    // Replaced in place: the key is allocated only when the pod did not have the list.
+    match spec.get_mut(key) {
+        Some(slot) => *slot = Value::Array(items),
+        None => {
+            spec.insert(key.to_string(), Value::Array(items));
+        }
+    }
     Ok(())
 }

@@ -1,6 +1,6 @@
 //! §3.7.3–§3.7.5: volume mounts, volume devices and env vars taken from the app containers.
 
-use super::pod::{list, str_of};
+use super::pod::{list, name_of, str_of};
 use crate::annotations::IS_INJECTED_ENV;
 use crate::api::{SidecarContainer, TransferEnvVar};
 use crate::selector::Labels;
@@ -16,7 +16,7 @@ pub(crate) fn app_containers(
         .filter_map(Value::as_object)
         .filter(|container| {
             !list(container, "env").iter().any(|env| {
-                str_of(env, "name") == IS_INJECTED_ENV
+                name_of(env) == IS_INJECTED_ENV
                     && env.get("value").and_then(Value::as_str) == Some("true")
             })
         })
@@ -31,7 +31,7 @@ pub(crate) fn shared_mounts(pod_containers: &[Value]) -> (Vec<&Value>, Vec<&Valu
         let container_envs = list(container, "env");
         for mount in list(container, "volumeMounts") {
             for name in subpath_expr_vars(str_of(mount, "subPathExpr")) {
-                if let Some(env) = container_envs.iter().find(|e| str_of(e, "name") == name) {
+                if let Some(env) = container_envs.iter().find(|e| name_of(e) == name) {
                     envs.push(env);
                 }
             }
@@ -108,7 +108,7 @@ pub(crate) fn transfer_envs(
         // One pass over the env: the first of each name, then in the names' order.
         let mut first: Vec<Option<&Value>> = vec![None; names.len()];
         for env in list(container, "env") {
-            let name = str_of(env, "name");
+            let name = name_of(env);
             if let Some(index) = names.iter().position(|n| *n == name)
                 && let Some(slot @ None) = first.get_mut(index)
             {
@@ -172,8 +172,8 @@ pub(crate) fn merge_by_path<'a>(
 /// Env vars whose names are not taken yet, in order (first wins).
 pub(crate) fn append_missing_env(env: &mut Vec<Value>, extra: impl IntoIterator<Item = Value>) {
     for item in extra {
-        let name = str_of(&item, "name");
-        if !env.iter().any(|e| str_of(e, "name") == name) {
+        let name = name_of(&item);
+        if !env.iter().any(|e| name_of(e) == name) {
             env.push(item);
         }
     }

@@ -194,3 +194,50 @@ proptest! {
         prop_assert_eq!(skip_string(&text, start), skip_string_bytewise(&text, start));
     }
 }
+
+/// The nested-value scan byte by byte, as first written: the faster one must agree with it.
+fn skip_nested_bytewise(text: &[u8], at: usize) -> super::Scan<usize> {
+    let mut depth = 0usize;
+    let mut i = at;
+    while let Some(&byte) = text.get(i) {
+        match byte {
+            b'"' => i = skip_string_bytewise(text, i)?,
+            b'{' | b'[' => {
+                depth += 1;
+                i += 1;
+            }
+            b'}' | b']' => {
+                depth = depth.saturating_sub(1);
+                i += 1;
+                if depth == 0 {
+                    return Ok(i);
+                }
+            }
+            _ => i += 1,
+        }
+    }
+    Err(ScanError(at))
+}
+
+proptest! {
+    #[test]
+    fn nested_values_end_where_a_bytewise_scan_says(
+        bytes in prop::collection::vec(
+            prop_oneof![3 => prop::sample::select(&b"\"\\{}[]x"[..]), 10 => any::<u8>()], 0..80),
+        start in 0usize..4,
+        open in prop::sample::select(&b"{["[..]),
+    ) {
+        let mut text = vec![b' '; start];
+        text.push(open);
+        text.extend(bytes);
+        prop_assert_eq!(skip_nested(&text, start), skip_nested_bytewise(&text, start));
+    }
+
+    #[test]
+    fn json_values_end_where_a_bytewise_scan_says(v in value(), tail in "[ ,}\\]]{0,3}") {
+        let mut text = serde_json::to_vec(&json!([v])).expect("json");
+        text.extend(tail.as_bytes());
+        prop_assert_eq!(skip_nested(&text, 0), skip_nested_bytewise(&text, 0));
+        prop_assert_eq!(skip_nested(&text, 0), Ok(text.len() - tail.len()));
+    }
+}

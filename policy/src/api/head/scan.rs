@@ -2,9 +2,10 @@
 //! item's end: exact for the shapes it accepts; anything else (wrong types, duplicate fields) is
 //! `Fallback`, and the caller lets serde decide.
 
-use super::{HeadInjectionStrategy, HeadMetadata, HeadSpec, SELECTION_ANNOTATIONS, SidecarSetHead};
+use super::{HeadInjectionStrategy, SELECTION_ANNOTATIONS, SidecarSetHead};
 use crate::api::LabelSelector;
 use crate::rawjson::{Cursor, Members, ScanError, plain_contents, plain_str};
+use crate::selector::Labels;
 use serde::de::DeserializeOwned;
 use std::collections::BTreeMap;
 
@@ -28,16 +29,35 @@ type Read<T> = Result<T, Fallback>;
 
 /// The head of the object at the cursor, which ends up just after it.
 pub(crate) fn head(cursor: &mut Cursor<'_>) -> Read<SidecarSetHead> {
-    let mut head = SidecarSetHead::default();
+    head_text(cursor)?.decode()
+}
+
+/// The texts of the selection fields of one SidecarSet, found in one structural pass (duplicated
+/// fields and non-string annotations already refused): most listed SidecarSets do not select the
+/// pod, and those are then dropped without decoding (allocating) anything.
+#[derive(Debug, Default)]
+pub(crate) struct HeadText<'a> {
+    name: Option<&'a [u8]>,
+    /// The values of `SELECTION_ANNOTATIONS`, in its order.
+    annotations: [Option<&'a [u8]>; 2],
+    selector: Option<&'a [u8]>,
+    namespace: Option<&'a [u8]>,
+    namespace_selector: Option<&'a [u8]>,
+    injection_strategy: HeadInjectionStrategy,
+}
+
+/// The selection fields' texts of the object at the cursor, which ends up just after it.
+pub(crate) fn head_text<'a>(cursor: &mut Cursor<'a>) -> Read<HeadText<'a>> {
+    let mut head = HeadText::default();
     let mut members = object(cursor)?.ok_or(Fallback)?;
     let mut seen = Seen::default();
     while let Some(key) = cursor.next_name(&mut members)? {
         if key.is("metadata") {
             seen.once(0)?;
-            head.metadata = metadata(cursor)?;
+            metadata(cursor, &mut head)?;
         } else if key.is("spec") {
             seen.once(1)?;
-            head.spec = spec(cursor)?;
+            spec(cursor, &mut head)?;
         } else {
             cursor.skip()?;
         }
@@ -45,16 +65,63 @@ pub(crate) fn head(cursor: &mut Cursor<'_>) -> Read<SidecarSetHead> {
     Ok(head)
 }
 
-fn metadata(cursor: &mut Cursor<'_>) -> Read<HeadMetadata> {
-    let mut metadata = HeadMetadata::default();
+impl HeadText<'_> {
+    /// The head these texts decode to, exactly as the one-pass scan read it.
+    pub(crate) fn decode(&self) -> Read<SidecarSetHead> {
+        let mut head = SidecarSetHead::default();
+        if let Some(name) = self.name {
+            head.metadata.name = string_or_null(name)?.unwrap_or_default();
+        }
+        for (wanted, value) in SELECTION_ANNOTATIONS.iter().zip(self.annotations) {
+            if let Some(value) = value {
+                let value = serde_json::from_slice(value)?;
+                head.metadata.annotations.insert(wanted.to_string(), value);
+            }
+        }
+        if let Some(selector) = self.selector {
+            head.spec.selector = selector_text(selector)?;
+        }
+        if let Some(namespace) = self.namespace {
+            head.spec.namespace = string_or_null(namespace)?.unwrap_or_default();
+        }
+        if let Some(selector) = self.namespace_selector {
+            head.spec.namespace_selector = selector_text(selector)?;
+        }
+        head.spec.injection_strategy = self.injection_strategy.clone();
+        Ok(head)
+    }
+
+    /// Whether the head decodes (as `decode` would) and certainly does not select a pod with
+    /// `labels` (§3.2 `pod_matches` is `Ok(false)` whatever the Namespace): its pod selector is
+    /// plain `matchLabels` that do not match (or none), its namespaceSelector plain or absent.
+    /// `false` when unsure: the head is then decoded and selection decides.
+    pub(crate) fn cannot_select(&self, labels: &Labels) -> bool {
+        let plain = |text: &[u8]| {
+            let inner = text.strip_prefix(b"\"").and_then(|t| t.strip_suffix(b"\""));
+            inner.is_some_and(reads_as_itself)
+        };
+        let plain_or_null = |text: Option<&[u8]>| text.is_none_or(|t| t == b"null" || plain(t));
+        plain_or_null(self.name)
+            && self.annotations.iter().all(|v| v.is_none_or(plain))
+            && plain_or_null(self.namespace)
+            && self
+                .namespace_selector
+                .is_none_or(|text| plain_selects(text, labels).is_some())
+            && self
+                .selector
+                .is_none_or(|text| plain_selects(text, labels) == Some(false))
+    }
+}
+
+fn metadata<'a>(cursor: &mut Cursor<'a>, head: &mut HeadText<'a>) -> Read<()> {
     let Some(mut members) = object(cursor)? else {
-        return Ok(metadata);
+        return Ok(());
     };
     let mut seen = Seen::default();
     while let Some(key) = cursor.next_name(&mut members)? {
         if key.is("name") {
             seen.once(0)?;
-            metadata.name = string_or_null(cursor)?.unwrap_or_default();
+            head.name = Some(cursor.skip()?);
         } else if key.is("annotations") {
             seen.once(1)?;
             let Some(mut annotations) = object(cursor)? else {
@@ -66,48 +133,43 @@ fn metadata(cursor: &mut Cursor<'_>) -> Read<HeadMetadata> {
                 if value.first() != Some(&b'"') {
                     return Err(Fallback);
                 }
-                if let Some(wanted) = SELECTION_ANNOTATIONS.iter().find(|k| key.is(k)) {
-                    let value = serde_json::from_slice(value)?;
-                    if metadata
-                        .annotations
-                        .insert(wanted.to_string(), value)
-                        .is_some()
-                    {
-                        return Err(Fallback);
-                    }
+                let wanted = SELECTION_ANNOTATIONS.iter().position(|k| key.is(k));
+                if let Some(slot) = wanted.and_then(|index| head.annotations.get_mut(index))
+                    && slot.replace(value).is_some()
+                {
+                    return Err(Fallback);
                 }
             }
         } else {
             cursor.skip()?;
         }
     }
-    Ok(metadata)
+    Ok(())
 }
 
-fn spec(cursor: &mut Cursor<'_>) -> Read<HeadSpec> {
-    let mut spec = HeadSpec::default();
+fn spec<'a>(cursor: &mut Cursor<'a>, head: &mut HeadText<'a>) -> Read<()> {
     let Some(mut members) = object(cursor)? else {
-        return Ok(spec);
+        return Ok(());
     };
     let mut seen = Seen::default();
     while let Some(key) = cursor.next_name(&mut members)? {
         if key.is("selector") {
             seen.once(0)?;
-            spec.selector = selector(cursor)?;
+            head.selector = Some(cursor.skip()?);
         } else if key.is("namespace") {
             seen.once(1)?;
-            spec.namespace = string_or_null(cursor)?.unwrap_or_default();
+            head.namespace = Some(cursor.skip()?);
         } else if key.is("namespaceSelector") {
             seen.once(2)?;
-            spec.namespace_selector = selector(cursor)?;
+            head.namespace_selector = Some(cursor.skip()?);
         } else if key.is("injectionStrategy") {
             seen.once(3)?;
-            spec.injection_strategy = injection_strategy(cursor)?;
+            head.injection_strategy = injection_strategy(cursor)?;
         } else {
             cursor.skip()?;
         }
     }
-    Ok(spec)
+    Ok(())
 }
 
 fn injection_strategy(cursor: &mut Cursor<'_>) -> Read<HeadInjectionStrategy> {
@@ -137,8 +199,7 @@ fn decode<T: DeserializeOwned>(cursor: &mut Cursor<'_>) -> Read<T> {
 }
 
 /// An `Option<String>` as serde reads it; plain strings and `null` without serde's machinery.
-fn string_or_null(cursor: &mut Cursor<'_>) -> Read<Option<String>> {
-    let text = cursor.skip()?;
+fn string_or_null(text: &[u8]) -> Read<Option<String>> {
     if text == b"null" {
         return Ok(None);
     }
@@ -146,6 +207,14 @@ fn string_or_null(cursor: &mut Cursor<'_>) -> Read<Option<String>> {
         Some(plain) => Ok(Some(plain.to_string())),
         None => Ok(serde_json::from_slice(text)?),
     }
+}
+
+/// `selector` over a value's whole text.
+fn selector_text(text: &[u8]) -> Read<Option<LabelSelector>> {
+    let mut cursor = Cursor::new(text);
+    let selector = selector(&mut cursor)?;
+    cursor.end()?;
+    Ok(selector)
 }
 
 /// An `Option<LabelSelector>` as serde reads it. The common shape (only `matchLabels`, plain
@@ -188,6 +257,65 @@ fn string_map(cursor: &mut Cursor<'_>) -> Option<Option<BTreeMap<String, String>
         map.insert(key.to_string(), value.to_string());
     }
     Some(Some(map))
+}
+
+/// Whether the selector text, when it has the shape `match_labels_only` reads, selects `labels`
+/// (non-empty `matchLabels`, all present); `None` for any other shape. Nothing is allocated.
+fn plain_selects(text: &[u8], labels: &Labels) -> Option<bool> {
+    let mut cursor = Cursor::new(text);
+    let selects = match cursor.object().ok()? {
+        None => false,
+        Some(mut members) => {
+            // serde keeps the last of duplicated members.
+            let mut last = false;
+            while let Some(key) = cursor.next_key(&mut members).ok()? {
+                if key != b"matchLabels" {
+                    return None;
+                }
+                last = match_labels_select(&mut cursor, labels)?;
+            }
+            last
+        }
+    };
+    cursor.end().ok()?;
+    Some(selects)
+}
+
+/// The longest `matchLabels` judged without decoding; longer ones are decoded.
+const MAX_PLAIN_LABELS: usize = 8;
+
+/// Whether a `matchLabels` as `string_map` reads it is non-empty and in `labels`; `None` for
+/// other shapes and for duplicated keys (the map would keep the last).
+fn match_labels_select(cursor: &mut Cursor<'_>, labels: &Labels) -> Option<bool> {
+    let Some(mut members) = cursor.object().ok()? else {
+        return Some(false);
+    };
+    let mut keys: [&[u8]; MAX_PLAIN_LABELS] = [&[]; MAX_PLAIN_LABELS];
+    let mut count = 0;
+    let mut all_present = true;
+    while let Some(key) = cursor.next_key(&mut members).ok()? {
+        let value = cursor.skip().ok()?;
+        let value = value.strip_prefix(b"\"")?.strip_suffix(b"\"")?;
+        if !reads_as_itself(key) || !reads_as_itself(value) || keys.get(..count)?.contains(&key) {
+            return None;
+        }
+        *keys.get_mut(count)? = key;
+        count += 1;
+        // Compared as bytes: the pod has a handful of labels, and no `str` is needed.
+        all_present &= labels
+            .iter()
+            .any(|(k, v)| k.as_bytes() == key && v.as_bytes() == value);
+    }
+    Some(count > 0 && all_present)
+}
+
+/// Whether a string's contents decode to themselves (`plain_contents`): printable ASCII is
+/// checked in one pass, anything else by `plain_contents`.
+fn reads_as_itself(inner: &[u8]) -> bool {
+    let printable_ascii = inner
+        .iter()
+        .all(|&b| (0x20..0x7f).contains(&b) && b != b'"' && b != b'\\');
+    printable_ascii || plain_contents(inner).is_some()
 }
 
 /// serde rejects a duplicate field; so does the scan, by handing over. Fields by index.

@@ -1,4 +1,5 @@
 use super::*;
+use crate::selector::Labels;
 use proptest::prelude::*;
 use serde_json::{Value, json};
 
@@ -161,4 +162,65 @@ fn selectors_and_names_read_directly_agree_with_serde() {
     }
     let invalid_utf8 = b"{\"spec\": {\"selector\": {\"matchLabels\": {\"a\": \"\xff\"}}}}";
     assert!(head(&mut Cursor::new(invalid_utf8)).is_err());
+}
+
+fn pod_labels() -> impl Strategy<Value = Labels> {
+    prop::collection::btree_map(
+        prop::sample::select(&["app", "tier", "a\"pp"][..]),
+        prop::sample::select(&["web", "db", "b"][..]),
+        0..3,
+    )
+    .prop_map(|labels| {
+        labels
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
+    })
+}
+
+fn selector_value() -> impl Strategy<Value = Value> {
+    prop_oneof![
+        text_value(),
+        Just(json!({"matchLabels": {"app": "db"}})),
+        Just(json!({"matchLabels": {"app": "web", "tier": "b"}})),
+        Just(json!({"matchLabels": {}})),
+        Just(json!({"matchLabels": null})),
+        Just(json!({"matchLabels": {"app": 1}})),
+        Just(json!({"matchLabels": {"app": "web"}, "matchExpressions": []})),
+        Just(json!({"matchExpressions": [{"key": "app", "operator": "Bad"}]})),
+    ]
+}
+
+fn selecting_sidecarset() -> impl Strategy<Value = Value> {
+    (
+        sidecarset_like(),
+        prop::option::of(selector_value()),
+        prop::option::of(selector_value()),
+    )
+        .prop_map(|(mut item, selector, namespace_selector)| {
+            if let Some(spec) = item.get_mut("spec").and_then(Value::as_object_mut) {
+                spec.extend(selector.map(|s| ("selector".to_string(), s)));
+                spec.extend(namespace_selector.map(|s| ("namespaceSelector".to_string(), s)));
+            }
+            item
+        })
+}
+
+proptest! {
+    /// A head dropped unread is one serde decodes and that selects the pod under no Namespace.
+    #[test]
+    fn heads_that_cannot_select_do_not(item in selecting_sidecarset(), labels in pod_labels(),
+                                       namespace_found in any::<bool>()) {
+        let text = serde_json::to_vec(&item).expect("json");
+        let Ok(scanned) = head_text(&mut Cursor::new(&text)) else {
+            return Ok(());
+        };
+        if !scanned.cannot_select(&labels) {
+            return Ok(());
+        }
+        let head = by_serde(&text).expect("a head that cannot select decodes");
+        let mut lookup = |_: &str| namespace_found.then(Labels::new);
+        let selected = crate::inject::pod_matches(&head, "ns", &labels, &mut lookup);
+        prop_assert_eq!(selected, Ok(false));
+    }
 }
