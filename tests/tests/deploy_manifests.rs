@@ -228,6 +228,26 @@ fn webhook_deployment_runs_serve_with_tls_and_the_module() {
         Some("/policy/annotated-policy.wasm")
     );
     assert_eq!(probe_path(&container.readiness_probe), Some("/readyz"));
+    // Probes go to the metrics listener: guests on the webhook's connection threads cannot delay them.
+    let listen = args.iter().position(|a| a == "--metrics-listen");
+    assert_eq!(
+        listen.and_then(|i| args.get(i + 1)).map(String::as_str),
+        Some("0.0.0.0:9090")
+    );
+    for probe in [&container.liveness_probe, &container.readiness_probe] {
+        let port = probe
+            .as_ref()
+            .and_then(|p| p.http_get.as_ref())
+            .map(|g| &g.port);
+        assert_eq!(
+            port,
+            Some(
+                &k8s_openapi::apimachinery::pkg::util::intstr::IntOrString::String(
+                    "metrics".into()
+                )
+            )
+        );
+    }
     let secret = pod
         .volumes
         .iter()

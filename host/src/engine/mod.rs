@@ -5,6 +5,7 @@ mod config;
 mod error;
 mod limits;
 mod metadata;
+mod stdio;
 mod ticker;
 mod types;
 mod wapc;
@@ -67,6 +68,8 @@ struct Inner {
     config: EngineConfig,
     metadata: Option<Value>,
     starters: Vec<&'static str>,
+    /// No import of the module blocks on a tokio runtime ([`PolicyEngine::runs_on_async_threads`]).
+    never_blocks_on_tokio: bool,
 }
 
 impl std::fmt::Debug for PolicyEngine {
@@ -115,8 +118,10 @@ impl PolicyEngine {
         let mut linker: Linker<StoreState> = Linker::new(&engine);
         wasmtime_wasi::p1::add_to_linker_sync(&mut linker, |s: &mut StoreState| &mut s.wasi)
             .map_err(load_error)?;
+        stdio::shadow_fd_write(&mut linker).map_err(load_error)?;
         wapc::add_to_linker(&mut linker).map_err(load_error)?;
         let pre = linker.instantiate_pre(&module).map_err(load_error)?;
+        let never_blocks_on_tokio = stdio::never_blocks_on_tokio(&module);
         let ticker = Ticker::start(engine.clone(), config.tick())?;
         Ok(Self {
             inner: Arc::new(Inner {
@@ -126,6 +131,7 @@ impl PolicyEngine {
                 config,
                 metadata,
                 starters,
+                never_blocks_on_tokio,
             }),
         })
     }
@@ -140,6 +146,13 @@ impl PolicyEngine {
     /// The sandbox settings this engine applies.
     pub fn config(&self) -> &EngineConfig {
         &self.inner.config
+    }
+
+    /// Whether evaluations may run on an async runtime's own threads: none of the module's
+    /// imports blocks on a tokio runtime (wasmtime-wasi's sync linker does, for its file and
+    /// poll functions). Otherwise they must run where blocking is allowed (`spawn_blocking`).
+    pub fn runs_on_async_threads(&self) -> bool {
+        self.inner.never_blocks_on_tokio
     }
 
     /// The JSON of the `io.kubewarden.metadata` custom section, when the module is annotated.
@@ -311,6 +324,7 @@ impl PolicyEngine {
         }
         let state = StoreState {
             wasi: wasi.build_p1(),
+            stdio: self.inner.config.guest_stdio,
             limits: MemoryCap::new(self.inner.config.memory_limit),
             host,
             invocation: None,

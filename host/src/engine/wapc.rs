@@ -17,6 +17,8 @@ pub(crate) struct Invocation {
 /// Everything one evaluation's `Store` carries.
 pub(crate) struct StoreState {
     pub(crate) wasi: WasiP1Ctx,
+    /// Where the guest's `fd_write` goes (`stdio::fd_write`).
+    pub(crate) stdio: super::config::GuestStdio,
     pub(crate) limits: MemoryCap,
     /// Borrowed from the caller for the lifetime of the store (see `PolicyEngine::with_store`).
     pub(crate) host: &'static dyn HostCallbacks,

@@ -302,22 +302,26 @@ async fn admit(state: &Arc<AppState>, request: Request<Incoming>) -> HttpRespons
     let Ok(permit) = Arc::clone(&state.workers).acquire_owned().await else {
         return text(StatusCode::SERVICE_UNAVAILABLE, "shutting down\n");
     };
-    let worker_state = Arc::clone(state);
-    // The engine is synchronous (wasmtime-wasi sync blocks on its own runtime): never run it on
-    // an async worker thread. The answer is built there too, so what it allocates is freed there.
-    let evaluation = tokio::task::spawn_blocking(move || {
+    let answer = move |state: &AppState| {
         let _permit = permit;
-        let state = worker_state;
-        let (response, verdict) = evaluate(&state, &request_json, &uid, object.as_deref());
+        let (response, verdict) = evaluate(state, &request_json, &uid, object.as_deref());
         state.metrics.record_request(kind, verdict);
         review_response(api_version, &response)
-    })
-    .await;
-    evaluation.unwrap_or_else(|e| {
-        tracing::error!(error = %e, "evaluation thread failed");
-        state.metrics.record_error("internal");
-        text(StatusCode::INTERNAL_SERVER_ERROR, "evaluation failed\n")
-    })
+    };
+    // On a connection thread a guest that cannot block on a runtime runs right here: no handoff
+    // to a blocking thread and back (host/BENCHMARKS.md). It holds up only that thread.
+    if super::threads::on_connection_thread() && state.engine.runs_on_async_threads() {
+        return answer(state);
+    }
+    // wasmtime-wasi's sync functions block on a runtime: never on an async worker thread.
+    let worker_state = Arc::clone(state);
+    tokio::task::spawn_blocking(move || answer(&worker_state))
+        .await
+        .unwrap_or_else(|e| {
+            tracing::error!(error = %e, "evaluation thread failed");
+            state.metrics.record_error("internal");
+            text(StatusCode::INTERNAL_SERVER_ERROR, "evaluation failed\n")
+        })
 }
 
 /// One evaluation and its AdmissionResponse; the object is parsed only when a patch needs it.

@@ -4,11 +4,14 @@
 //! (Kubewarden's shape) and `/mutate/{id}` take an AdmissionReview; `GET /healthz`, `/readyz` and
 //! `/metrics` are served there too, and on the optional plain-HTTP metrics listener.
 //!
-//! Every evaluation runs on a blocking thread, at most `workers` at a time, in a fresh instance.
+//! Webhook connections are served by connection threads, one per CPU (`threads`), where the
+//! guest runs inline when its imports cannot block on a runtime, and on a blocking thread
+//! otherwise; at most `workers` evaluations at a time, each in a fresh instance.
 
 pub mod cache;
 pub mod handler;
 pub mod metrics;
+mod threads;
 pub mod tls;
 
 use std::future::Future;
@@ -18,10 +21,10 @@ use std::time::Duration;
 use hyper::server::conn::http1;
 use hyper::service::service_fn;
 use hyper_util::rt::{TokioIo, TokioTimer};
-use hyper_util::server::graceful::GracefulShutdown;
+use hyper_util::server::graceful::{GracefulShutdown, Watcher};
 use serde_json::Value;
 use thiserror::Error;
-use tokio::net::TcpListener;
+use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::Semaphore;
 use tokio_rustls::TlsAcceptor;
 
@@ -123,6 +126,15 @@ pub async fn run(
 ) {
     let graceful = Arc::new(GracefulShutdown::new());
     let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
+    // One per CPU, and at least two: a slow guest on one leaves the other serving.
+    let cpus = std::thread::available_parallelism().map_or(2, usize::from);
+    let threads = match threads::ConnectionThreads::start(cpus.max(2)) {
+        Ok(threads) => Some(Arc::new(threads)),
+        Err(e) => {
+            tracing::warn!(error = %e, "no connection threads: serving on the main runtime");
+            None
+        }
+    };
     let mut acceptors = Vec::new();
     for endpoint in endpoints {
         acceptors.push(tokio::spawn(accept_loop(
@@ -130,6 +142,7 @@ pub async fn run(
             endpoint,
             Arc::clone(&graceful),
             stop_rx.clone(),
+            threads.clone(),
         )));
     }
     shutdown.await;
@@ -148,6 +161,8 @@ pub async fn run(
     {
         tracing::warn!("drain timeout reached; closing the remaining connections");
     }
+    // Dropped after the drain: the connection threads stop once their queues close.
+    drop(threads);
 }
 
 async fn accept_loop(
@@ -155,6 +170,7 @@ async fn accept_loop(
     endpoint: Endpoint,
     graceful: Arc<GracefulShutdown>,
     mut stop: tokio::sync::watch::Receiver<bool>,
+    threads: Option<Arc<threads::ConnectionThreads>>,
 ) {
     let Endpoint {
         listener,
@@ -180,40 +196,64 @@ async fn accept_loop(
         let tls = tls.clone();
         // Subscribed before the handshake, so a shutdown signalled meanwhile is still seen.
         let watcher = graceful.watcher();
-        tokio::spawn(async move {
-            let service = service_fn(move |request| {
-                let state = Arc::clone(&state);
-                async move {
-                    Ok::<_, std::convert::Infallible>(handler::handle(state, role, request).await)
-                }
-            });
-            let mut builder = http1::Builder::new();
-            builder
-                .timer(TokioTimer::new())
-                .header_read_timeout(Duration::from_secs(30));
-            match tls {
-                Some(acceptor) => {
-                    let stream = match tokio::time::timeout(
-                        Duration::from_secs(10),
-                        acceptor.accept(stream),
-                    )
-                    .await
-                    {
-                        Ok(Ok(stream)) => stream,
-                        Ok(Err(e)) => {
-                            tracing::debug!(error = %e, "TLS handshake failed");
-                            return;
+        match (&threads, role) {
+            (Some(threads), Role::Webhook) => {
+                // Re-registered on the connection thread, so its own driver polls the socket.
+                let Ok(stream) = stream.into_std() else {
+                    continue;
+                };
+                threads.spawn(Box::new(move || {
+                    Box::pin(async move {
+                        if let Ok(stream) = TcpStream::from_std(stream) {
+                            serve_connection(state, role, tls, watcher, stream).await;
                         }
-                        Err(_) => return,
-                    };
-                    let connection = builder.serve_connection(TokioIo::new(stream), service);
-                    let _ = watcher.watch(connection).await;
-                }
-                None => {
-                    let connection = builder.serve_connection(TokioIo::new(stream), service);
-                    let _ = watcher.watch(connection).await;
-                }
+                    })
+                }));
             }
-        });
+            _ => {
+                tokio::spawn(serve_connection(state, role, tls, watcher, stream));
+            }
+        }
+    }
+}
+
+/// One connection: the TLS handshake, then HTTP/1.1 until the client or a shutdown closes it.
+async fn serve_connection(
+    state: Arc<AppState>,
+    role: Role,
+    tls: Option<TlsAcceptor>,
+    watcher: Watcher,
+    stream: TcpStream,
+) {
+    let service = service_fn(move |request| {
+        let state = Arc::clone(&state);
+        async move { Ok::<_, std::convert::Infallible>(handler::handle(state, role, request).await) }
+    });
+    let mut builder = http1::Builder::new();
+    builder
+        .timer(TokioTimer::new())
+        .header_read_timeout(Duration::from_secs(30));
+    match tls {
+        Some(acceptor) => {
+            let stream = match tokio::time::timeout(
+                Duration::from_secs(10),
+                acceptor.accept(stream),
+            )
+            .await
+            {
+                Ok(Ok(stream)) => stream,
+                Ok(Err(e)) => {
+                    tracing::debug!(error = %e, "TLS handshake failed");
+                    return;
+                }
+                Err(_) => return,
+            };
+            let connection = builder.serve_connection(TokioIo::new(stream), service);
+            let _ = watcher.watch(connection).await;
+        }
+        None => {
+            let connection = builder.serve_connection(TokioIo::new(stream), service);
+            let _ = watcher.watch(connection).await;
+        }
     }
 }
