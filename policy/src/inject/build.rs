@@ -3,7 +3,7 @@
 use super::InjectError;
 use super::pod::str_of;
 use super::share::{
-    PodEnvs, append_missing_env, pick_by_path, shared_devices_of, shared_mounts, sorted_paths,
+    PodEnvs, add_path, append_missing_env, pick_by_path, shared_devices_of, shared_mounts,
     transfer_envs_of,
 };
 use crate::annotations::{
@@ -222,13 +222,14 @@ fn prepare<'a>(
     // The container's own lists are moved out (an empty list left in place), not copied.
     let mut merged_mounts = take_list(&mut container, "volumeMounts");
     let mut merged_devices = take_list(&mut container, "volumeDevices");
-    let mut used = sorted_paths(
-        merged_mounts
-            .iter()
-            .map(|m| str_of(m, "mountPath"))
-            .chain(merged_devices.iter().map(|d| str_of(d, "devicePath"))),
-    );
-    let picked = pick_by_path(mounts, "mountPath", &mut used);
+    let mut used = Vec::new();
+    for mount in &merged_mounts {
+        add_path(&mut used, str_of(mount, "mountPath"));
+    }
+    for device in &merged_devices {
+        add_path(&mut used, str_of(device, "devicePath"));
+    }
+    let picked = pick_by_path(&mounts, "mountPath", &mut used);
     drop(used);
     merged_mounts.extend(picked.into_iter().cloned());
 
@@ -243,13 +244,14 @@ fn prepare<'a>(
         .is_some_and(|p| p.enabled());
     if share_devices {
         let shared = shared_devices_of(envs.get_or_insert_with(|| PodEnvs::new(pod.containers)));
-        let mut used = sorted_paths(
-            merged_devices
-                .iter()
-                .map(|d| str_of(d, "devicePath"))
-                .chain(merged_mounts.iter().map(|m| str_of(m, "mountPath"))),
-        );
-        let picked = pick_by_path(shared, "devicePath", &mut used);
+        let mut used = Vec::new();
+        for device in &merged_devices {
+            add_path(&mut used, str_of(device, "devicePath"));
+        }
+        for mount in &merged_mounts {
+            add_path(&mut used, str_of(mount, "mountPath"));
+        }
+        let picked = pick_by_path(&shared, "devicePath", &mut used);
         drop(used);
         merged_devices.extend(picked.into_iter().cloned());
     }

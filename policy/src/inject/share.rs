@@ -211,27 +211,28 @@ pub(crate) fn split_subscript(field_path: &str) -> Option<(&str, &str)> {
 /// The shared items whose path is not in `used` yet, in order (first wins); their paths join
 /// `used`, a sorted slice of borrowed paths (no `String` per path, as a set of them would cost).
 pub(crate) fn pick_by_path<'a: 'u, 'u>(
-    shared: impl IntoIterator<Item = &'a Value>,
+    shared: &[&'a Value],
     path_key: &str,
     used: &mut Vec<&'u str>,
 ) -> Vec<&'a Value> {
     let mut picked = Vec::new();
     for item in shared {
-        let path = str_of(item, path_key);
-        if let Err(at) = used.binary_search(&path) {
-            used.insert(at, path);
-            picked.push(item);
+        if add_path(used, str_of(item, path_key)) {
+            picked.push(*item);
         }
     }
     picked
 }
 
-/// `paths` sorted and de-duplicated, for `pick_by_path`.
-pub(crate) fn sorted_paths<'a>(paths: impl IntoIterator<Item = &'a str>) -> Vec<&'a str> {
-    let mut sorted: Vec<&str> = paths.into_iter().collect();
-    sorted.sort_unstable();
-    sorted.dedup();
-    sorted
+/// Adds `path` to the sorted `used`; false when it was there already.
+pub(crate) fn add_path<'u>(used: &mut Vec<&'u str>, path: &'u str) -> bool {
+    match used.binary_search(&path) {
+        Ok(_) => false,
+        Err(at) => {
+            used.insert(at, path);
+            true
+        }
+    }
 }
 
 /// Env vars whose names are not taken yet, in order (first wins).

@@ -4,7 +4,7 @@ use crate::annotations::IS_INJECTED_ENV;
 use crate::api::{SidecarContainer, TransferEnvVar};
 use crate::inject::pod::{list, name_of, str_of};
 use crate::inject::share::{
-    PodEnvs, pick_by_path, shared_devices_of, shared_mounts, sorted_paths, transfer_envs_of,
+    PodEnvs, add_path, pick_by_path, shared_devices_of, shared_mounts, transfer_envs_of,
 };
 use crate::selector::Labels;
 use proptest::prelude::*;
@@ -168,11 +168,14 @@ proptest! {
             own.iter().map(|m| str_of(m, "mountPath").to_string()).collect();
         let expected = old_merge(&own, &mounts, "mountPath", &mut old_used);
         let expected_devices = old_merge(&[], &devices, "devicePath", &mut old_used);
-        let mut used = sorted_paths(own.iter().map(|m| str_of(m, "mountPath")));
+        let mut used = Vec::new();
+        for m in &own {
+            add_path(&mut used, str_of(m, "mountPath"));
+        }
         let mut merged = own.clone();
-        merged.extend(pick_by_path(mounts, "mountPath", &mut used).into_iter().cloned());
+        merged.extend(pick_by_path(&mounts, "mountPath", &mut used).into_iter().cloned());
         let merged_devices: Vec<Value> =
-            pick_by_path(devices, "devicePath", &mut used).into_iter().cloned().collect();
+            pick_by_path(&devices, "devicePath", &mut used).into_iter().cloned().collect();
         prop_assert_eq!(merged, expected);
         prop_assert_eq!(merged_devices, expected_devices);
     }
