@@ -3,7 +3,8 @@
 use super::InjectError;
 use super::pod::str_of;
 use super::share::{
-    append_missing_env, merge_by_path, shared_devices, shared_mounts, transfer_envs,
+    PodEnvs, add_path, append_missing_env, pick_by_path, shared_devices_of, shared_mounts,
+    transfer_envs_of,
 };
 use crate::annotations::{
     self, IS_INJECTED_ENV, SIDECARSET_HASH, SIDECARSET_HASH_WITHOUT_IMAGE, UpgradeSpec,
@@ -77,6 +78,8 @@ pub(crate) fn build_sidecars(
     );
     let mut built = Built::default();
     let mut hot_upgraded = false;
+    // The pod's env names, read when the first sidecar shares or transfers anything.
+    let mut envs = None;
 
     for mut sidecarset in sidecarsets {
         // Read before the containers move out: the hashes may be computed from them.
@@ -92,7 +95,7 @@ pub(crate) fn build_sidecars(
             if native {
                 sidecar_list.insert(init.name.clone());
             }
-            let container = prepare(&mut init, &pod, volumes, &mut built.volumes);
+            let container = prepare(&mut init, &pod, &mut envs, volumes, &mut built.volumes);
             let hot = native && init.is_hot_upgrade();
             hot_upgraded |= hot;
             push(
@@ -113,7 +116,7 @@ pub(crate) fn build_sidecars(
             }));
         for mut sidecar in containers {
             sidecar_list.insert(sidecar.name.clone());
-            let container = prepare(&mut sidecar, &pod, volumes, &mut built.volumes);
+            let container = prepare(&mut sidecar, &pod, &mut envs, volumes, &mut built.volumes);
             let hot = sidecar.is_hot_upgrade();
             hot_upgraded |= hot;
             push(
@@ -185,18 +188,24 @@ fn take_containers(
 /// Shared mounts, env and devices merged into the sidecar (§3.7.1 steps 3–7); collects the
 /// SidecarSet volumes its own mounts and devices reference. The sidecar's core/v1 fields move
 /// into the result.
-fn prepare(
+fn prepare<'a>(
     sidecar: &mut SidecarContainer,
-    pod: &PodView<'_>,
+    pod: &PodView<'a>,
+    envs: &mut Option<PodEnvs<'a>>,
     volumes: &[Value],
     injected_volumes: &mut Vec<Value>,
 ) -> Map<String, Value> {
     let (mounts, subpath_envs) = if sidecar.share_volume_policy.enabled() {
-        shared_mounts(pod.containers)
+        shared_mounts(envs.get_or_insert_with(|| PodEnvs::new(pod.containers)))
     } else {
         (Vec::new(), Vec::new())
     };
-    let mut transfer = transfer_envs(sidecar, pod.containers, pod.labels, pod.annotations);
+    let mut transfer = if sidecar.transfer_env.is_empty() {
+        Vec::new()
+    } else {
+        let envs = envs.get_or_insert_with(|| PodEnvs::new(pod.containers));
+        transfer_envs_of(sidecar, envs, pod.labels, pod.annotations)
+    };
     let mut deduped = Vec::new();
     transfer.extend(subpath_envs.into_iter().cloned());
     append_missing_env(&mut deduped, transfer);
@@ -211,15 +220,18 @@ fn prepare(
 
     let mut container = sidecar.take_pod_container();
     // The container's own lists are moved out (an empty list left in place), not copied.
-    let own_mounts = take_list(&mut container, "volumeMounts");
-    let own_devices = take_list(&mut container, "volumeDevices");
-    let mut used: BTreeSet<String> = own_mounts
-        .iter()
-        .map(|m| str_of(m, "mountPath"))
-        .chain(own_devices.iter().map(|d| str_of(d, "devicePath")))
-        .map(str::to_string)
-        .collect();
-    let merged_mounts = merge_by_path(own_mounts, mounts, "mountPath", &mut used);
+    let mut merged_mounts = take_list(&mut container, "volumeMounts");
+    let mut merged_devices = take_list(&mut container, "volumeDevices");
+    let mut used = Vec::new();
+    for mount in &merged_mounts {
+        add_path(&mut used, str_of(mount, "mountPath"));
+    }
+    for device in &merged_devices {
+        add_path(&mut used, str_of(device, "devicePath"));
+    }
+    let picked = pick_by_path(&mounts, "mountPath", &mut used);
+    drop(used);
+    merged_mounts.extend(picked.into_iter().cloned());
 
     let mut env = take_list(&mut container, "env");
     env.reserve(1 + deduped.len());
@@ -230,22 +242,19 @@ fn prepare(
         .share_volume_device_policy
         .as_ref()
         .is_some_and(|p| p.enabled());
-    let merged_devices = if share_devices {
-        let mut used: BTreeSet<String> = own_devices
-            .iter()
-            .map(|d| str_of(d, "devicePath"))
-            .chain(merged_mounts.iter().map(|m| str_of(m, "mountPath")))
-            .map(str::to_string)
-            .collect();
-        merge_by_path(
-            own_devices,
-            &shared_devices(pod.containers),
-            "devicePath",
-            &mut used,
-        )
-    } else {
-        own_devices
-    };
+    if share_devices {
+        let shared = shared_devices_of(envs.get_or_insert_with(|| PodEnvs::new(pod.containers)));
+        let mut used = Vec::new();
+        for device in &merged_devices {
+            add_path(&mut used, str_of(device, "devicePath"));
+        }
+        for mount in &merged_mounts {
+            add_path(&mut used, str_of(mount, "mountPath"));
+        }
+        let picked = pick_by_path(&shared, "devicePath", &mut used);
+        drop(used);
+        merged_devices.extend(picked.into_iter().cloned());
+    }
 
     container.insert("env".into(), Value::Array(env));
     if !merged_mounts.is_empty() {

@@ -5,34 +5,63 @@ use crate::annotations::IS_INJECTED_ENV;
 use crate::api::{SidecarContainer, TransferEnvVar};
 use crate::selector::Labels;
 use serde_json::{Map, Value};
-use std::collections::BTreeSet;
 
-/// Pod containers that were not injected by a SidecarSet (`IS_INJECTED` is not exactly "true").
-pub(crate) fn app_containers(
-    pod_containers: &[Value],
-) -> impl Iterator<Item = &Map<String, Value>> {
-    pod_containers
-        .iter()
-        .filter_map(Value::as_object)
-        .filter(|container| {
-            !list(container, "env").iter().any(|env| {
-                name_of(env) == IS_INJECTED_ENV
-                    && env.get("value").and_then(Value::as_str) == Some("true")
+/// The pod's containers with their env vars' names read once: injection looks names up by the
+/// dozen per sidecar, and reading a name out of its JSON object is the costly part.
+pub(crate) struct PodEnvs<'a> {
+    containers: Vec<ContainerEnvs<'a>>,
+}
+
+struct ContainerEnvs<'a> {
+    object: &'a Map<String, Value>,
+    /// `name` when it is a string (`None` matches no source container, not even "").
+    name: Option<&'a str>,
+    /// Not injected by a SidecarSet (`IS_INJECTED` is not exactly "true").
+    app: bool,
+    env: Vec<(&'a str, &'a Value)>,
+}
+
+impl<'a> PodEnvs<'a> {
+    pub(crate) fn new(pod_containers: &'a [Value]) -> Self {
+        let containers = pod_containers
+            .iter()
+            .filter_map(Value::as_object)
+            .map(|object| {
+                let env: Vec<(&str, &Value)> = list(object, "env")
+                    .iter()
+                    .map(|env| (name_of(env), env))
+                    .collect();
+                let app = !env.iter().any(|(name, env)| {
+                    *name == IS_INJECTED_ENV
+                        && env.get("value").and_then(Value::as_str) == Some("true")
+                });
+                let name = object.get("name").and_then(Value::as_str);
+                ContainerEnvs {
+                    object,
+                    name,
+                    app,
+                    env,
+                }
             })
-        })
+            .collect();
+        PodEnvs { containers }
+    }
+
+    fn apps(&self) -> impl Iterator<Item = &ContainerEnvs<'a>> {
+        self.containers.iter().filter(|c| c.app)
+    }
 }
 
 /// The app containers' volumeMounts, plus the env vars their `subPathExpr`s reference
 /// (borrowed: only the ones a sidecar takes are copied).
-pub(crate) fn shared_mounts(pod_containers: &[Value]) -> (Vec<&Value>, Vec<&Value>) {
+pub(crate) fn shared_mounts<'a>(pod: &PodEnvs<'a>) -> (Vec<&'a Value>, Vec<&'a Value>) {
     let mut mounts = Vec::new();
     let mut envs = Vec::new();
-    for container in app_containers(pod_containers) {
-        let container_envs = list(container, "env");
-        for mount in list(container, "volumeMounts") {
+    for container in pod.apps() {
+        for mount in list(container.object, "volumeMounts") {
             for name in subpath_expr_vars(str_of(mount, "subPathExpr")) {
-                if let Some(env) = container_envs.iter().find(|e| name_of(e) == name) {
-                    envs.push(env);
+                if let Some((_, env)) = container.env.iter().find(|(n, _)| *n == name) {
+                    envs.push(*env);
                 }
             }
             mounts.push(mount);
@@ -41,10 +70,19 @@ pub(crate) fn shared_mounts(pod_containers: &[Value]) -> (Vec<&Value>, Vec<&Valu
     (mounts, envs)
 }
 
-/// The app containers' volumeDevices.
+/// The app containers' volumeDevices (tests: injection borrows them, `shared_devices_of`).
+#[cfg(test)]
 pub(crate) fn shared_devices(pod_containers: &[Value]) -> Vec<Value> {
-    app_containers(pod_containers)
-        .flat_map(|c| list(c, "volumeDevices").iter().cloned())
+    shared_devices_of(&PodEnvs::new(pod_containers))
+        .into_iter()
+        .cloned()
+        .collect()
+}
+
+/// `shared_devices`, borrowed: only the ones a sidecar takes are copied.
+pub(crate) fn shared_devices_of<'a>(pod: &PodEnvs<'a>) -> Vec<&'a Value> {
+    pod.apps()
+        .flat_map(|c| list(c.object, "volumeDevices").iter())
         .collect()
 }
 
@@ -76,10 +114,30 @@ fn subpath_expr_vars(expr: &str) -> Vec<&str> {
     found
 }
 
-/// §3.7.4: env vars copied from app containers by `transferEnv`.
+/// §3.7.4: env vars copied from app containers by `transferEnv` (tests: injection indexes
+/// the pod once, `transfer_envs_of`).
+#[cfg(test)]
 pub(crate) fn transfer_envs(
     sidecar: &SidecarContainer,
     pod_containers: &[Value],
+    pod_labels: &Labels,
+    pod_annotations: &Labels,
+) -> Vec<Value> {
+    if sidecar.transfer_env.is_empty() {
+        return Vec::new();
+    }
+    transfer_envs_of(
+        sidecar,
+        &PodEnvs::new(pod_containers),
+        pod_labels,
+        pod_annotations,
+    )
+}
+
+/// §3.7.4 over the indexed pod.
+pub(crate) fn transfer_envs_of(
+    sidecar: &SidecarContainer,
+    pod: &PodEnvs<'_>,
     pod_labels: &Labels,
     pod_annotations: &Labels,
 ) -> Vec<Value> {
@@ -98,21 +156,20 @@ pub(crate) fn transfer_envs(
                 names.insert(at, name);
             }
         }
-        let Some(container) = pod_containers
+        let Some(container) = pod
+            .containers
             .iter()
-            .filter_map(Value::as_object)
-            .find(|c| c.get("name").and_then(Value::as_str) == Some(source.as_str()))
+            .find(|c| c.name == Some(source.as_str()))
         else {
             continue;
         };
         // One pass over the env: the first of each name, then in the names' order.
         let mut first: Vec<Option<&Value>> = vec![None; names.len()];
-        for env in list(container, "env") {
-            let name = name_of(env);
-            if let Some(index) = names.iter().position(|n| *n == name)
+        for (name, env) in &container.env {
+            if let Some(index) = names.iter().position(|n| n == name)
                 && let Some(slot @ None) = first.get_mut(index)
             {
-                *slot = Some(env);
+                *slot = Some(*env);
             }
         }
         out.extend(first.into_iter().flatten().cloned());
@@ -151,22 +208,31 @@ pub(crate) fn split_subscript(field_path: &str) -> Option<(&str, &str)> {
     (!inner.is_empty()).then(|| (&field_path[..open], inner))
 }
 
-/// Own items first, then shared ones whose path is not used yet (first wins).
-pub(crate) fn merge_by_path<'a>(
-    own: Vec<Value>,
-    shared: impl IntoIterator<Item = &'a Value>,
+/// The shared items whose path is not in `used` yet, in order (first wins); their paths join
+/// `used`, a sorted slice of borrowed paths (no `String` per path, as a set of them would cost).
+pub(crate) fn pick_by_path<'a: 'u, 'u>(
+    shared: &[&'a Value],
     path_key: &str,
-    used: &mut BTreeSet<String>,
-) -> Vec<Value> {
-    let mut out = own;
+    used: &mut Vec<&'u str>,
+) -> Vec<&'a Value> {
+    let mut picked = Vec::new();
     for item in shared {
-        let path = str_of(item, path_key);
-        if !used.contains(path) {
-            used.insert(path.to_string());
-            out.push(item.clone());
+        if add_path(used, str_of(item, path_key)) {
+            picked.push(*item);
         }
     }
-    out
+    picked
+}
+
+/// Adds `path` to the sorted `used`; false when it was there already.
+pub(crate) fn add_path<'u>(used: &mut Vec<&'u str>, path: &'u str) -> bool {
+    match used.binary_search(&path) {
+        Ok(_) => false,
+        Err(at) => {
+            used.insert(at, path);
+            true
+        }
+    }
 }
 
 /// Env vars whose names are not taken yet, in order (first wins).

@@ -6,6 +6,7 @@ mod hotupgrade;
 mod merge;
 mod select;
 mod share;
+mod share_index;
 
 use super::{InjectError, inject, select as select_sidecarsets};
 use crate::api::SidecarSet;
