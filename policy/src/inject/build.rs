@@ -222,13 +222,7 @@ fn prepare<'a>(
     // The container's own lists are moved out (an empty list left in place), not copied.
     let mut merged_mounts = take_list(&mut container, "volumeMounts");
     let mut merged_devices = take_list(&mut container, "volumeDevices");
-    let mut used = Vec::new();
-    for mount in &merged_mounts {
-        add_path(&mut used, str_of(mount, "mountPath"));
-    }
-    for device in &merged_devices {
-        add_path(&mut used, str_of(device, "devicePath"));
-    }
+    let mut used = used_paths(&merged_mounts, &merged_devices);
     let picked = pick_by_path(&mounts, "mountPath", &mut used);
     drop(used);
     merged_mounts.extend(picked.into_iter().cloned());
@@ -244,13 +238,7 @@ fn prepare<'a>(
         .is_some_and(|p| p.enabled());
     if share_devices {
         let shared = shared_devices_of(envs.get_or_insert_with(|| PodEnvs::new(pod.containers)));
-        let mut used = Vec::new();
-        for device in &merged_devices {
-            add_path(&mut used, str_of(device, "devicePath"));
-        }
-        for mount in &merged_mounts {
-            add_path(&mut used, str_of(mount, "mountPath"));
-        }
+        let mut used = used_paths(&merged_mounts, &merged_devices);
         let picked = pick_by_path(&shared, "devicePath", &mut used);
         drop(used);
         merged_devices.extend(picked.into_iter().cloned());
@@ -308,4 +296,16 @@ fn push(
         });
     }
     working.insert(sidecar.name.clone(), first);
+}
+
+/// The mount and device paths a container already uses, as a sorted set.
+fn used_paths<'a>(mounts: &'a [Value], devices: &'a [Value]) -> Vec<&'a str> {
+    let mut used = Vec::new();
+    for mount in mounts {
+        add_path(&mut used, str_of(mount, "mountPath"));
+    }
+    for device in devices {
+        add_path(&mut used, str_of(device, "devicePath"));
+    }
+    used
 }
