@@ -5,10 +5,10 @@
 
 use std::io::Write;
 
-use wasmtime::{Caller, Extern, Linker, Module};
+use wasmtime::{Caller, Linker, Module};
 
 use super::config::GuestStdio;
-use super::wapc::StoreState;
+use super::wapc::{self, StoreState};
 
 const WASI: &str = "wasi_snapshot_preview1";
 
@@ -74,13 +74,9 @@ fn fd_write(
     iovs_len: i32,
     nwritten: i32,
 ) -> wasmtime::Result<i32> {
-    let Some(Extern::Memory(memory)) = caller.get_export("memory") else {
-        return Err(wasmtime::Error::msg(
-            "fd_write: the guest exports no memory",
-        ));
-    };
+    let memory = wapc::memory(&mut caller)?;
     let stdio = caller.data().stdio;
-    let bytes = gather(memory.data(&caller), iovs, iovs_len).ok_or_else(out_of_bounds)?;
+    let bytes = gather(memory.data(&caller), iovs, iovs_len)?;
     let written = match (fd, stdio) {
         (1 | 2, GuestStdio::Discard) => Ok(()),
         (1, GuestStdio::Inherit) => std::io::stdout().lock().write_all(&bytes),
@@ -91,34 +87,23 @@ fn fd_write(
         return Ok(IO);
     }
     let count = u32::try_from(bytes.len()).unwrap_or(u32::MAX).to_le_bytes();
-    span(nwritten, 4)
-        .and_then(|range| memory.data_mut(&mut caller).get_mut(range))
-        .ok_or_else(out_of_bounds)?
-        .copy_from_slice(&count);
+    wapc::write(memory.data_mut(&mut caller), nwritten, &count)?;
     Ok(SUCCESS)
 }
 
-fn out_of_bounds() -> wasmtime::Error {
-    wasmtime::Error::msg("fd_write: guest pointer out of bounds")
-}
-
-/// The bytes of an iovec array (`{ptr: u32, len: u32}` each); `None` when any is out of bounds.
-fn gather(data: &[u8], iovs: i32, iovs_len: i32) -> Option<Vec<u8>> {
-    let table = data.get(span(iovs, (iovs_len as u32 as usize).checked_mul(8)?)?)?;
+/// The bytes of an iovec array (`{ptr: u32, len: u32}` each), read as the waPC imports read.
+fn gather(data: &[u8], iovs: i32, iovs_len: i32) -> wasmtime::Result<Vec<u8>> {
+    let table_len = iovs_len
+        .checked_mul(8)
+        .ok_or_else(|| wasmtime::Error::msg("guest buffer out of bounds"))?;
     let mut bytes = Vec::new();
-    for iovec in table.chunks_exact(8) {
+    for iovec in wapc::read(data, iovs, table_len)?.chunks_exact(8) {
         let (ptr, len) = iovec.split_at(4);
-        let ptr = u32::from_le_bytes(ptr.try_into().ok()?) as i32;
-        let len = u32::from_le_bytes(len.try_into().ok()?) as usize;
-        bytes.extend_from_slice(data.get(span(ptr, len)?)?);
+        let ptr = i32::from_le_bytes(ptr.try_into()?);
+        let len = i32::from_le_bytes(len.try_into()?);
+        bytes.extend_from_slice(wapc::read(data, ptr, len)?);
     }
-    Some(bytes)
-}
-
-/// A guest address range; wasm32 pointers arrive as i32 bits.
-fn span(ptr: i32, len: usize) -> Option<std::ops::Range<usize>> {
-    let start = ptr as u32 as usize;
-    Some(start..start.checked_add(len)?)
+    Ok(bytes)
 }
 
 #[cfg(test)]

@@ -32,7 +32,7 @@ pub(crate) struct StoreState {
     pub(crate) deadline_hit: bool,
 }
 
-fn memory(caller: &mut Caller<'_, StoreState>) -> wasmtime::Result<Memory> {
+pub(super) fn memory(caller: &mut Caller<'_, StoreState>) -> wasmtime::Result<Memory> {
     caller
         .get_export("memory")
         .and_then(Extern::into_memory)
@@ -48,12 +48,12 @@ fn range(ptr: i32, len: usize) -> wasmtime::Result<std::ops::Range<usize>> {
     Ok(start..end)
 }
 
-fn read(data: &[u8], ptr: i32, len: i32) -> wasmtime::Result<&[u8]> {
+pub(super) fn read(data: &[u8], ptr: i32, len: i32) -> wasmtime::Result<&[u8]> {
     data.get(range(ptr, len as u32 as usize)?)
         .ok_or_else(|| wasmtime::Error::msg("guest buffer out of bounds"))
 }
 
-fn write(data: &mut [u8], ptr: i32, bytes: &[u8]) -> wasmtime::Result<()> {
+pub(super) fn write(data: &mut [u8], ptr: i32, bytes: &[u8]) -> wasmtime::Result<()> {
     data.get_mut(range(ptr, bytes.len())?)
         .ok_or_else(|| wasmtime::Error::msg("guest buffer out of bounds"))?
         .copy_from_slice(bytes);
