@@ -4,6 +4,7 @@
 //! Lenient on purpose: skipped values and scalars are not validated (whatever is decoded from a
 //! slice afterwards goes through serde_json, which is exact). Never panics, never recurses.
 
+pub mod shaped;
 pub mod value;
 
 /// A byte offset where the text is not the JSON shape expected.

@@ -1,8 +1,55 @@
 //! Reading and editing a pod as JSON: only what injection touches, everything else untouched.
 
 use super::InjectError;
+use crate::rawjson::shaped::{Rest, Shape};
 use crate::selector::Labels;
 use serde_json::{Map, Value};
+
+/// What injection reads of a pod, for reading admission requests (`rawjson::shaped`): every
+/// member listed here is built, the others stay text and come out unchanged. A field that a
+/// reader here starts to use must be listed. Pod containers and volumes are only ever moved or
+/// replaced whole, so their text is kept whole.
+pub(crate) const SHAPE: Shape = Shape::Object {
+    keep: &[
+        ("metadata", &METADATA),
+        ("spec", &SPEC),
+        ("status", &Shape::Full),
+    ],
+    rest: Rest::Text,
+};
+const METADATA: Shape = Shape::Object {
+    keep: &[
+        ("name", &Shape::Full),
+        ("generateName", &Shape::Full),
+        ("namespace", &Shape::Full),
+        ("labels", &Shape::Full),
+        ("annotations", &Shape::Full),
+        ("deletionTimestamp", &Shape::Full),
+    ],
+    rest: Rest::Text,
+};
+const SPEC: Shape = Shape::Object {
+    keep: &[
+        ("containers", &Shape::Items(&CONTAINER)),
+        ("initContainers", &Shape::Items(&CONTAINER)),
+        ("volumes", &Shape::Items(&VOLUME)),
+        ("imagePullSecrets", &Shape::Full),
+    ],
+    rest: Rest::Text,
+};
+const CONTAINER: Shape = Shape::Object {
+    keep: &[
+        ("name", &Shape::Full),
+        ("env", &Shape::Full),
+        ("volumeMounts", &Shape::Full),
+        ("volumeDevices", &Shape::Full),
+    ],
+    rest: Rest::Verbatim,
+};
+const VOLUME: Shape = Shape::Object {
+    keep: &[("name", &Shape::Full)],
+    rest: Rest::Verbatim,
+};
 
 /// Checks the shape of the pod parts injection reads, so later edits cannot fail.
 pub(crate) fn check_shape(pod: &Value) -> Result<(), InjectError> {

@@ -9,7 +9,7 @@ use super::Cursor;
 use serde_json::{Map, Number, Value};
 
 /// Nesting deeper than this is left to serde_json (whose own limit is 128).
-const MAX_DEPTH: usize = 100;
+pub(super) const MAX_DEPTH: usize = 100;
 
 /// The document `text` as serde_json would parse it, or `None` when serde_json must decide.
 pub fn parse(text: &[u8]) -> Option<Value> {
@@ -20,14 +20,14 @@ pub fn parse(text: &[u8]) -> Option<Value> {
 }
 
 /// A cursor that builds what it reads.
-struct Parser<'a>(Cursor<'a>);
+pub(super) struct Parser<'a>(pub(super) Cursor<'a>);
 
 impl Parser<'_> {
-    fn peek(&mut self) -> Option<u8> {
+    pub(super) fn peek(&mut self) -> Option<u8> {
         self.0.peek()
     }
 
-    fn literal(&mut self, word: &[u8], value: Value) -> Option<Value> {
+    pub(super) fn literal(&mut self, word: &[u8], value: Value) -> Option<Value> {
         let end = self.0.at + word.len();
         (self.0.text.get(self.0.at..end)? == word).then(|| {
             self.0.at = end;
@@ -35,7 +35,7 @@ impl Parser<'_> {
         })
     }
 
-    fn value(&mut self, depth: usize) -> Option<Value> {
+    pub(super) fn value(&mut self, depth: usize) -> Option<Value> {
         match self.peek()? {
             b'"' => self.string().map(Value::String),
             b'{' => self.object(depth + 1),
@@ -63,7 +63,8 @@ impl Parser<'_> {
                 return None;
             }
             let key = self.string()?;
-            if self.peek()? != b':' {
+            // The marker keys of `shaped` never come from a document read here.
+            if super::shaped::is_marker(&key) || self.peek()? != b':' {
                 return None;
             }
             self.0.at += 1;
@@ -106,7 +107,7 @@ impl Parser<'_> {
 
     /// The string whose opening quote is at the cursor. Plain contents are copied as they are;
     /// a string with escapes is decoded by serde_json (rare in Kubernetes objects).
-    fn string(&mut self) -> Option<String> {
+    pub(super) fn string(&mut self) -> Option<String> {
         let start = self.0.at;
         let (end, escaped) = super::skip_string_escaped(self.0.text, start).ok()?;
         self.0.at = end;
@@ -119,7 +120,7 @@ impl Parser<'_> {
 
     /// A number: integers that fit are read here, exactly as serde_json does; any other token
     /// (fractions, exponents, `-0`, overflow, leading zeros) is read by serde_json alone.
-    fn number(&mut self) -> Option<Number> {
+    pub(super) fn number(&mut self) -> Option<Number> {
         let start = self.0.at;
         let rest = self.0.text.get(start..)?;
         let len = rest

@@ -71,3 +71,125 @@ fn an_oversized_payload_is_refused_before_decoding() {
     assert_eq!(response["accepted"], false);
     assert_eq!(response["code"], 413);
 }
+
+/// A conformance case's cluster: its SidecarSets listed, its namespaces (or name-only ones).
+struct CaseCluster<'a>(&'a Value);
+
+impl Cluster for CaseCluster<'_> {
+    fn list_sidecarsets(&mut self) -> Result<Vec<u8>, String> {
+        let items = self.0.get("sidecarSets").cloned().unwrap_or(json!([]));
+        Ok(serde_json::to_vec(&json!({"kind": "SidecarSetList", "items": items})).unwrap())
+    }
+    fn namespace_labels(&mut self, name: &str) -> Option<crate::selector::Labels> {
+        let listed = self.0.get("namespaces").and_then(Value::as_array);
+        let found = listed
+            .into_iter()
+            .flatten()
+            .find(|n| n.pointer("/metadata/name").and_then(Value::as_str) == Some(name));
+        let mut labels = crate::selector::Labels::new();
+        labels.insert("kubernetes.io/metadata.name".into(), name.into());
+        if let Some(map) = found.and_then(|n| n.pointer("/metadata/labels")) {
+            labels = serde_json::from_value(map.clone()).unwrap();
+        }
+        Some(labels)
+    }
+}
+
+/// The answer of `validate` is the answer of `evaluate` on the request read in full by
+/// serde_json: reading the pod by shape changes nothing.
+fn answers_as_a_full_read(case: &Value, text: &[u8]) {
+    let answer: Value =
+        serde_json::from_slice(&validate(text, &mut CaseCluster(case), NOW).unwrap()).unwrap();
+    let input: Value = serde_json::from_slice(text).unwrap();
+    let settings = Settings::from_value(&input["settings"]).unwrap();
+    let verdict = evaluate(
+        input["request"].clone(),
+        &settings,
+        &mut CaseCluster(case),
+        NOW,
+    );
+    let expected: Value = serde_json::from_slice(&respond(&verdict, false).unwrap()).unwrap();
+    assert_eq!(answer, expected, "{}", case["name"]);
+}
+
+/// A pod with every kind of member: unknown fields, escapes, pretty whitespace, probes.
+fn kitchen_sink_case() -> Value {
+    json!({"name": "kitchen-sink", "sidecarSets": [{
+        "apiVersion": "apps.kruise.io/v1alpha1", "kind": "SidecarSet",
+        "metadata": {"name": "logs"},
+        "spec": {"selector": {"matchLabels": {"app": "web"}},
+                 "volumes": [{"name": "buf", "emptyDir": {}}, {"name": "config", "emptyDir": {}}],
+                 "containers": [{"name": "agent", "image": "agent:1", "podInjectPolicy": "AfterAppContainer",
+                     "shareVolumePolicy": {"type": "enabled"},
+                     "transferEnv": [{"sourceContainerName": "app", "envNames": ["POD_NAME", "R\"x"]}],
+                     "volumeMounts": [{"name": "buf", "mountPath": "/buf"}]},
+                    {"name": "app2", "image": "replaced:1"}]}}],
+        "request": {"uid": "u", "kind": {"group": "", "version": "v1", "kind": "Pod"},
+            "operation": "CREATE", "namespace": "default", "userInfo": {"username": "x\u{e9}"},
+            "object": {"apiVersion": "v1", "kind": "Pod", "futureField": {"a": [1, 2.5, -0.0, null]},
+                "metadata": {"generateName": "web-", "labels": {"app": "web"},
+                    "annotations": {"note": "line\nbreak \"quoted\" \u{1F600}"},
+                    "ownerReferences": [{"kind": "ReplicaSet", "name": "web", "controller": true}],
+                    "managedFields": [{"manager": "kube", "fieldsV1": {"f:spec": {}}}]},
+                "spec": {"containers": [
+                    {"name": "app", "image": "web:1", "newKnob": {"x": "y"},
+                     "env": [{"name": "POD_NAME", "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}}},
+                             {"name": "R\"x", "value": "1"}],
+                     "volumeMounts": [{"name": "logs", "mountPath": "/logs", "subPathExpr": "$(POD_NAME)"}],
+                     "livenessProbe": {"httpGet": {"path": "/", "port": 80}}},
+                    {"name": "app2", "image": "old:1", "ports": [{"containerPort": 1}]}],
+                  "initContainers": [{"name": "init", "image": "i:1", "args": ["a", "\\"]}],
+                  "volumes": [{"name": "logs", "emptyDir": {"medium": "Memory"}},
+                              {"name": "config", "configMap": {"name": "c", "items": []}}],
+                  "tolerations": [{"key": "k", "operator": "Exists"}],
+                  "securityContext": {"fsGroup": 2000}, "priority": 0,
+                  "imagePullSecrets": [{"name": "s"}, {"name": "s"}]},
+                "status": {"phase": "Pending", "conditions": []}}}})
+}
+
+#[test]
+fn pods_read_by_shape_are_answered_as_if_read_in_full() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let mut cases = vec![kitchen_sink_case()];
+    for folder in ["tests/conformance", "../shared/conformance"] {
+        let Ok(entries) = std::fs::read_dir(root.join(folder)) else {
+            continue;
+        };
+        for entry in entries {
+            let path = entry.unwrap().path();
+            if path.extension().is_some_and(|e| e == "json") {
+                cases.push(serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap());
+            }
+        }
+    }
+    assert!(cases.len() > 30, "the conformance cases are found");
+    let mut shaped = 0;
+    for case in &cases {
+        let payload = json!({"request": case["request"], "settings": case.get("settings").unwrap_or(&json!({}))});
+        for text in [
+            serde_json::to_vec(&payload).unwrap(),
+            serde_json::to_vec_pretty(&payload).unwrap(),
+        ] {
+            answers_as_a_full_read(case, &text);
+            shaped += usize::from(
+                crate::rawjson::shaped::parse(&text, &POD_PAYLOAD)
+                    .filter(is_pod_request)
+                    .is_some(),
+            );
+        }
+    }
+    assert!(shaped > 40, "pod requests are read by shape ({shaped})");
+    let sink = validate(
+        &serde_json::to_vec(&json!({"request": kitchen_sink_case()["request"], "settings": {}}))
+            .unwrap(),
+        &mut CaseCluster(&kitchen_sink_case()),
+        NOW,
+    )
+    .unwrap();
+    let sink: Value = serde_json::from_slice(&sink).unwrap();
+    let pod = &sink["mutated_object"];
+    assert_eq!(pod["futureField"], json!({"a": [1, 2.5, -0.0, null]}));
+    assert_eq!(pod["spec"]["containers"][0]["newKnob"], json!({"x": "y"}));
+    assert_eq!(pod["spec"]["containers"][1]["image"], "replaced:1");
+    assert_eq!(pod["spec"]["containers"][2]["name"], "agent");
+}

@@ -1,0 +1,267 @@
+//! Reading a document only as deep as its reader needs. A [`Shape`] lists the members that are
+//! built as JSON values; the others are validated and stay text inside the `Value` (under a
+//! marker key), and [`write`] puts that text back unchanged. The pod of an admission request is
+//! read this way: injection reads a few of its fields and copies the rest, which then costs
+//! neither building nor re-serialising.
+//! Exact: a document is read only when serde_json would read it identically (as `value::parse`),
+//! and marker keys never come from the text itself.
+
+use super::value::{MAX_DEPTH, Parser};
+use super::{Cursor, plain_str, skip_string_escaped};
+use serde_json::{Map, Value};
+
+/// The members of an object that were not built, as their JSON text (`"key":value,...`).
+pub const RAW_MEMBERS: &str = "\u{0}";
+/// The whole text of an object whose unbuilt members were dropped.
+pub const VERBATIM: &str = "\u{1}";
+
+/// Whether `key` is one of the markers (a document never has one when read here).
+pub fn is_marker(key: &str) -> bool {
+    key == RAW_MEMBERS || key == VERBATIM
+}
+
+/// How much of a value to build.
+#[derive(Debug)]
+pub enum Shape {
+    /// All of it.
+    Full,
+    /// An object: the `keep` members by their shapes, the others as `rest` says. Any other JSON
+    /// value there is built in full.
+    Object {
+        keep: &'static [(&'static str, &'static Shape)],
+        rest: Rest,
+    },
+    /// An array whose items have this shape (any other JSON value is built in full).
+    Items(&'static Shape),
+}
+
+/// What becomes of the members an object [`Shape`] does not list.
+#[derive(Debug)]
+pub enum Rest {
+    /// Built in full.
+    Full,
+    /// Kept as text under [`RAW_MEMBERS`]: the object may be edited, they come out unchanged.
+    Text,
+    /// Dropped, the object's whole text kept under [`VERBATIM`]: for objects that are only ever
+    /// moved or replaced whole, never edited (they come out as they came in).
+    Verbatim,
+}
+
+/// The document `text` built as deep as `shape` says, or `None` when serde_json must decide
+/// (malformed text included).
+pub fn parse(text: &[u8], shape: &Shape) -> Option<Value> {
+    let mut parser = Parser(Cursor::new(text));
+    let value = parser.shaped(shape, 0)?;
+    parser.0.end().ok()?;
+    Some(value)
+}
+
+/// Serialises `value` as serde_json does, with the text of unbuilt members put back.
+pub fn write(out: &mut Vec<u8>, value: &Value) -> Result<(), serde_json::Error> {
+    match value {
+        Value::Object(map) => {
+            if let Some((key, Value::String(text))) = map.iter().next()
+                && key == VERBATIM
+            {
+                out.extend_from_slice(text.as_bytes());
+                return Ok(());
+            }
+            out.push(b'{');
+            for (index, (key, member)) in map.iter().enumerate() {
+                if index > 0 {
+                    out.push(b',');
+                }
+                match member {
+                    Value::String(text) if key == RAW_MEMBERS => {
+                        out.extend_from_slice(text.as_bytes())
+                    }
+                    _ => {
+                        serde_json::to_writer(&mut *out, key)?;
+                        out.push(b':');
+                        write(out, member)?;
+                    }
+                }
+            }
+            out.push(b'}');
+        }
+        Value::Array(items) => {
+            out.push(b'[');
+            for (index, item) in items.iter().enumerate() {
+                if index > 0 {
+                    out.push(b',');
+                }
+                write(out, item)?;
+            }
+            out.push(b']');
+        }
+        scalar => serde_json::to_writer(&mut *out, scalar)?,
+    }
+    Ok(())
+}
+
+impl<'a> Parser<'a> {
+    fn shaped(&mut self, shape: &Shape, depth: usize) -> Option<Value> {
+        match (shape, self.peek()?) {
+            (Shape::Object { keep, rest }, b'{') => self.shaped_object(keep, rest, depth + 1),
+            (Shape::Items(item), b'[') => self.shaped_items(item, depth + 1),
+            _ => self.value(depth),
+        }
+    }
+
+    fn shaped_object(
+        &mut self,
+        keep: &[(&str, &Shape)],
+        rest: &Rest,
+        depth: usize,
+    ) -> Option<Value> {
+        if depth > MAX_DEPTH {
+            return None;
+        }
+        let start = self.0.at;
+        self.0.at += 1;
+        let mut map = Map::new();
+        let mut raw = String::new();
+        let mut closed = self.peek()? == b'}';
+        while !closed {
+            if self.peek()? != b'"' {
+                return None;
+            }
+            let key_start = self.0.at;
+            let key = self.key()?;
+            if self.peek()? != b':' {
+                return None;
+            }
+            self.0.at += 1;
+            match keep.iter().find(|(name, _)| *name == key.as_ref()) {
+                Some((_, shape)) => {
+                    let value = self.shaped(shape, depth)?;
+                    map.insert(key.into_owned(), value);
+                }
+                None => match rest {
+                    Rest::Full => {
+                        let value = self.value(depth)?;
+                        map.insert(key.into_owned(), value);
+                    }
+                    Rest::Text => {
+                        self.skip_value(depth)?;
+                        if !raw.is_empty() {
+                            raw.push(',');
+                        }
+                        raw.push_str(self.text_since(key_start)?);
+                    }
+                    Rest::Verbatim => self.skip_value(depth)?,
+                },
+            }
+            match self.peek()? {
+                b',' => self.0.at += 1,
+                b'}' => closed = true,
+                _ => return None,
+            }
+        }
+        self.0.at += 1;
+        match rest {
+            Rest::Text if !raw.is_empty() => {
+                map.insert(RAW_MEMBERS.to_string(), Value::String(raw));
+            }
+            Rest::Verbatim => {
+                let text = self.text_since(start)?.to_string();
+                map.insert(VERBATIM.to_string(), Value::String(text));
+            }
+            _ => {}
+        }
+        Some(Value::Object(map))
+    }
+
+    fn shaped_items(&mut self, item: &Shape, depth: usize) -> Option<Value> {
+        if depth > MAX_DEPTH {
+            return None;
+        }
+        self.0.at += 1;
+        let mut items = Vec::new();
+        let mut closed = self.peek()? == b']';
+        while !closed {
+            items.push(self.shaped(item, depth)?);
+            match self.peek()? {
+                b',' => self.0.at += 1,
+                b']' => closed = true,
+                _ => return None,
+            }
+        }
+        self.0.at += 1;
+        Some(Value::Array(items))
+    }
+
+    /// An object key, borrowed when it has no escapes; never a marker.
+    fn key(&mut self) -> Option<std::borrow::Cow<'a, str>> {
+        let start = self.0.at;
+        let (end, escaped) = skip_string_escaped(self.0.text, start).ok()?;
+        self.0.at = end;
+        let quoted = self.0.text.get(start..end)?;
+        if escaped {
+            let key: String = serde_json::from_slice(quoted).ok()?;
+            return (!is_marker(&key)).then_some(std::borrow::Cow::Owned(key));
+        }
+        plain_str(quoted).map(std::borrow::Cow::Borrowed)
+    }
+
+    /// The text from `start` to the cursor (validated: every string in it was checked).
+    fn text_since(&self, start: usize) -> Option<&'a str> {
+        std::str::from_utf8(self.0.text.get(start..self.0.at)?).ok()
+    }
+
+    /// Moves past one value, checking it exactly as `value` would read it, building nothing.
+    fn skip_value(&mut self, depth: usize) -> Option<()> {
+        match self.peek()? {
+            b'"' => self.skip_string(),
+            b'{' => self.skip_members(b'}', depth + 1, true),
+            b'[' => self.skip_members(b']', depth + 1, false),
+            b't' => self.literal(b"true", Value::Null).map(drop),
+            b'f' => self.literal(b"false", Value::Null).map(drop),
+            b'n' => self.literal(b"null", Value::Null).map(drop),
+            b'-' | b'0'..=b'9' => self.number().map(drop),
+            _ => None,
+        }
+    }
+
+    fn skip_members(&mut self, close: u8, depth: usize, keyed: bool) -> Option<()> {
+        if depth > MAX_DEPTH {
+            return None;
+        }
+        self.0.at += 1;
+        let mut closed = self.peek()? == close;
+        while !closed {
+            if keyed {
+                if self.peek()? != b'"' {
+                    return None;
+                }
+                self.skip_string()?;
+                if self.peek()? != b':' {
+                    return None;
+                }
+                self.0.at += 1;
+            }
+            self.skip_value(depth)?;
+            match self.peek()? {
+                b',' => self.0.at += 1,
+                b if b == close => closed = true,
+                _ => return None,
+            }
+        }
+        self.0.at += 1;
+        Some(())
+    }
+
+    fn skip_string(&mut self) -> Option<()> {
+        let start = self.0.at;
+        let (end, escaped) = skip_string_escaped(self.0.text, start).ok()?;
+        self.0.at = end;
+        let quoted = self.0.text.get(start..end)?;
+        if escaped {
+            return serde_json::from_slice::<String>(quoted).ok().map(drop);
+        }
+        plain_str(quoted).map(drop)
+    }
+}
+
+#[cfg(test)]
+mod tests;
