@@ -136,5 +136,17 @@ unsafe impl<const N: usize> GlobalAlloc for BumpArena<N> {
 #[global_allocator]
 static ALLOCATOR: BumpArena<ARENA_BYTES> = BumpArena::new();
 
+/// Drops `value`, except in a module whose arena is still half empty: its instance is fresh and
+/// thrown away after this call, so walking a large value only to give its memory back is wasted.
+/// An instance a host reuses fills the arena within a few calls and then frees as usual.
+pub fn release<T>(value: T) {
+    #[cfg(target_arch = "wasm32")]
+    if ALLOCATOR.used() < ARENA_BYTES / 2 {
+        std::mem::forget(value);
+        return;
+    }
+    drop(value);
+}
+
 #[cfg(test)]
 mod tests;

@@ -318,6 +318,14 @@ pub fn plain_str(text: &[u8]) -> Option<&str> {
 
 /// A string's contents (between the quotes, e.g. a raw key) when they read as themselves.
 pub fn plain_contents(inner: &[u8]) -> Option<&str> {
+    // One pass for the common case, printable ASCII without quotes or backslashes.
+    if inner
+        .iter()
+        .all(|&b| (0x20..0x80).contains(&b) && b != b'"' && b != b'\\')
+    {
+        // SAFETY: every byte is ASCII, and ASCII is UTF-8.
+        return Some(unsafe { std::str::from_utf8_unchecked(inner) });
+    }
     if inner.iter().any(|&b| b < 0x20 || b == b'"' || b == b'\\') {
         return None;
     }

@@ -59,7 +59,10 @@ pub fn validate(
         .get_mut("request")
         .map(Value::take)
         .unwrap_or(Value::Null);
-    respond(&evaluate(request, &settings, cluster, now), shaped)
+    let verdict = evaluate(request, &settings, cluster, now);
+    let response = respond(&verdict, shaped);
+    crate::arena::release((verdict, input, settings));
+    response
 }
 
 /// Whether `evaluate` takes the request as a pod's (only then is its object read by shape).

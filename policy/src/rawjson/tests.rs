@@ -241,3 +241,19 @@ proptest! {
         prop_assert_eq!(skip_nested(&text, 0), Ok(text.len() - tail.len()));
     }
 }
+
+proptest! {
+    /// A string's contents read as themselves exactly when serde_json decodes them to themselves.
+    #[test]
+    fn plain_contents_are_what_serde_json_decodes(inner in prop::collection::vec(
+        prop_oneof![0x20u8..0x80, any::<u8>(), Just(b'"'), Just(b'\\')], 0..40)) {
+        let mut quoted = vec![b'"'];
+        quoted.extend_from_slice(&inner);
+        quoted.push(b'"');
+        let decoded = serde_json::from_slice::<String>(&quoted).ok();
+        match plain_contents(&inner) {
+            Some(text) => prop_assert_eq!(Some(text.to_string()), decoded),
+            None => prop_assert!(decoded.as_deref().is_none_or(|d| d.as_bytes() != inner.as_slice())),
+        }
+    }
+}
