@@ -21,5 +21,5 @@ pub use context::{
 };
 pub use engine::{
     EngineConfig, EngineError, GuestStdio, HostCallbacks, NoHostCallbacks, PolicyEngine,
-    PolicyModule, SettingsValidationResponse, ValidationResponse,
+    PolicyInstance, PolicyModule, SettingsValidationResponse, ValidationResponse,
 };

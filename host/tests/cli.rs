@@ -419,15 +419,20 @@ fn bench_prints_consistent_statistics() {
     let dir = scratch_dir("cli-bench");
     let module = write_module(&dir, "policy.wasm", &misbehaving_guest());
     let request = write_json(&dir, "request.json", &pod_request());
-    for pooling in [false, true] {
+    for (flag, mode) in [
+        (None, "fresh instance per evaluation"),
+        (Some("--pooling"), "fresh instance per evaluation"),
+        (
+            Some("--reuse-instance"),
+            "one instance for all evaluations, guest call only",
+        ),
+    ] {
         let mut command = host();
         command
             .args(["bench", "-r"])
             .arg(&request)
             .args(["--warm-up", "3", "--iterations", "40"]);
-        if pooling {
-            command.arg("--pooling");
-        }
+        command.args(flag);
         let output = command.arg(&module).output().unwrap();
         assert!(
             output.status.success(),
@@ -439,7 +444,7 @@ fn bench_prints_consistent_statistics() {
         assert_eq!(lines.len(), 3, "{stdout}");
         assert_eq!(
             lines[0],
-            "validate (fresh instance per evaluation) [40 iterations after 3 warm-up]:"
+            format!("validate ({mode}) [40 iterations after 3 warm-up]:")
         );
         let stats = lines[1];
         assert!(stats.starts_with("\tmean "), "{stats:?}");

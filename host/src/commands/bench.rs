@@ -1,5 +1,5 @@
 //! `sidecarset-host bench`: like `kwctl bench`, but every evaluation gets a fresh instance, as
-//! policy-server pays it.
+//! policy-server pays it; `--reuse-instance` keeps one instance for all, as `kwctl bench` does.
 
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -8,8 +8,9 @@ use anyhow::{Context, bail};
 use clap::Args;
 use serde_json::Value;
 
+use sidecarset_host::admission::admission_request;
 use sidecarset_host::context::{AllowList, ClusterContext, NoCluster};
-use sidecarset_host::engine::{HostCallbacks, PolicyEngine};
+use sidecarset_host::engine::{HostCallbacks, PolicyEngine, ValidationResponse, settings_json};
 use sidecarset_host::evaluate_admission;
 
 use super::common;
@@ -47,6 +48,10 @@ pub struct BenchArgs {
     /// Take instances from a pool of pre-reserved slots (wasmtime's pooling allocator).
     #[arg(long)]
     pub pooling: bool,
+    /// Call `validate` on one instance for every evaluation, as `kwctl bench` does (the guest's
+    /// memory carries over; the host's JSON around the call is not measured).
+    #[arg(long, conflicts_with = "pooling")]
+    pub reuse_instance: bool,
     /// The policy module.
     #[arg(value_name = "MODULE")]
     pub module: String,
@@ -131,20 +136,31 @@ pub fn execute(args: &BenchArgs) -> anyhow::Result<()> {
     if first.status.as_ref().and_then(|s| s.code) == Some(500) {
         eprintln!("warning: the evaluation fails: {:?}", first.status);
     }
-    for _ in 0..args.warm_up {
-        evaluate_admission(&engine, &request, &settings, host.as_ref());
-    }
-    let mut samples = Vec::with_capacity(args.iterations as usize);
-    let started = Instant::now();
-    for _ in 0..args.iterations {
-        let t = Instant::now();
-        let response = evaluate_admission(&engine, &request, &settings, host.as_ref());
-        samples.push(t.elapsed());
-        std::hint::black_box(response);
-    }
-    let s = stats(samples, started.elapsed());
+    let (samples, total) = if args.reuse_instance {
+        let request = serde_json::to_string(admission_request(&request)?)?;
+        let settings = String::from_utf8(settings_json(&settings)?)?;
+        let payload = format!(r#"{{"request":{request},"settings":{settings}}}"#);
+        let mut instance = engine.instantiate(host.as_ref())?;
+        measure(args, || {
+            let response = instance.call("validate", payload.as_bytes())?;
+            serde_json::from_slice::<ValidationResponse>(&response)
+                .context("the policy's answer is not a ValidationResponse")?;
+            Ok(())
+        })?
+    } else {
+        measure(args, || {
+            evaluate_admission(&engine, &request, &settings, host.as_ref());
+            Ok(())
+        })?
+    };
+    let s = stats(samples, total);
+    let mode = if args.reuse_instance {
+        "one instance for all evaluations, guest call only"
+    } else {
+        "fresh instance per evaluation"
+    };
     println!(
-        "validate (fresh instance per evaluation) [{} iterations after {} warm-up]:",
+        "validate ({mode}) [{} iterations after {} warm-up]:",
         args.iterations, args.warm_up
     );
     println!(
@@ -157,6 +173,24 @@ pub fn execute(args: &BenchArgs) -> anyhow::Result<()> {
     );
     println!("\t{:.0} evaluations/s (one thread)", s.per_second);
     Ok(())
+}
+
+/// Runs `evaluation` `warm_up` times, then measures `iterations` runs; the first failure stops.
+fn measure(
+    args: &BenchArgs,
+    mut evaluation: impl FnMut() -> anyhow::Result<()>,
+) -> anyhow::Result<(Vec<Duration>, Duration)> {
+    for _ in 0..args.warm_up {
+        evaluation()?;
+    }
+    let mut samples = Vec::with_capacity(args.iterations as usize);
+    let started = Instant::now();
+    for _ in 0..args.iterations {
+        let t = Instant::now();
+        evaluation()?;
+        samples.push(t.elapsed());
+    }
+    Ok((samples, started.elapsed()))
 }
 
 #[cfg(test)]

@@ -3,6 +3,7 @@
 mod callbacks;
 mod config;
 mod error;
+mod instance;
 mod limits;
 mod metadata;
 mod stdio;
@@ -16,18 +17,19 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
 use serde_json::{Value, json};
-use wasmtime::{Engine, InstancePre, Linker, Module, Store, Trap, TypedFunc, UpdateDeadline};
+use wasmtime::{Engine, InstancePre, Linker, Module, Store, Trap, UpdateDeadline};
 use wasmtime_wasi::{I32Exit, WasiCtxBuilder};
 
 pub use callbacks::{HostCallbacks, NoHostCallbacks, default_log, format_log_record};
 pub use config::{DEFAULT_DEADLINE, DEFAULT_MEMORY_LIMIT, EngineConfig, GuestStdio};
 pub use error::EngineError;
+pub use instance::PolicyInstance;
 pub use metadata::{METADATA_SECTION, custom_section, read_metadata};
 pub use types::{SettingsValidationResponse, ValidationResponse};
 
 use limits::MemoryCap;
 use ticker::Ticker;
-use wapc::{Invocation, StoreState};
+use wapc::StoreState;
 
 /// Bytes of each pooled linear memory kept resident between instances.
 const KEEP_RESIDENT_BYTES: usize = 4 * 1024 * 1024;
@@ -167,11 +169,16 @@ impl PolicyEngine {
         payload: &[u8],
         host: &dyn HostCallbacks,
     ) -> Result<Vec<u8>, EngineError> {
-        // SAFETY: the store holding this reference is created and dropped inside `run`, which
-        // borrows `host` for its whole duration; nothing derived from the store escapes it.
-        let host: &'static dyn HostCallbacks =
-            unsafe { std::mem::transmute::<&dyn HostCallbacks, &'static dyn HostCallbacks>(host) };
-        self.run(operation, payload, host)
+        self.instantiate(host)?.call(operation, payload)
+    }
+
+    /// A fresh instance, started (`_start`, `wapc_init`), that answers any number of calls with
+    /// its state kept between them, as `kwctl bench` reuses one evaluator.
+    pub fn instantiate<'h>(
+        &self,
+        host: &'h dyn HostCallbacks,
+    ) -> Result<PolicyInstance<'h>, EngineError> {
+        PolicyInstance::start(self, host)
     }
 
     /// Calls `validate_settings`; guest failures become `valid: false`, as in Kubewarden.
@@ -244,71 +251,6 @@ impl PolicyEngine {
     pub fn protocol_version(&self) -> Result<String, EngineError> {
         let bytes = self.call("protocol_version", b"", &NoHostCallbacks)?;
         serde_json::from_slice(&bytes).map_err(|e| EngineError::InvalidResponse(e.to_string()))
-    }
-
-    fn run(
-        &self,
-        operation: &str,
-        payload: &[u8],
-        host: &'static dyn HostCallbacks,
-    ) -> Result<Vec<u8>, EngineError> {
-        let op_len = len_i32(operation.len())?;
-        let msg_len = len_i32(payload.len())?;
-        let mut store = self.new_store(host);
-
-        arm_deadline(&mut store, &self.inner.config);
-        let instance = self
-            .inner
-            .pre
-            .instantiate(&mut store)
-            .map_err(|e| init_error(&store, "instantiation", &e))?;
-        for starter in &self.inner.starters {
-            arm_deadline(&mut store, &self.inner.config);
-            let func: TypedFunc<(), ()> = instance
-                .get_typed_func(&mut store, starter)
-                .map_err(|e| EngineError::InitFailed(format!("{starter}: {}", root_message(&e))))?;
-            if let Err(e) = func.call(&mut store, ()) {
-                // TinyGo's main ends with proc_exit(0): a successful exit, not a failure.
-                if e.downcast_ref::<I32Exit>().is_some_and(|exit| exit.0 == 0) {
-                    continue;
-                }
-                return Err(init_error(&store, starter, &e));
-            }
-        }
-
-        let guest_call: TypedFunc<(i32, i32), i32> = instance
-            .get_typed_func(&mut store, "__guest_call")
-            .map_err(|_| EngineError::MissingExport("__guest_call"))?;
-        {
-            let state = store.data_mut();
-            state.invocation = Some(Invocation {
-                operation: operation.as_bytes().to_vec(),
-                payload: payload.to_vec(),
-            });
-            state.guest_response = None;
-            state.guest_error = None;
-            state.host_response = None;
-            state.host_error = None;
-        }
-        arm_deadline(&mut store, &self.inner.config);
-        let result = guest_call.call(&mut store, (op_len, msg_len));
-        let state = store.data_mut();
-        match result {
-            Ok(0) => Err(EngineError::GuestCallFailure(
-                state
-                    .guest_error
-                    .take()
-                    .unwrap_or_else(|| "No error message set for call failure".into()),
-            )),
-            Ok(_) => match (state.guest_response.take(), state.guest_error.take()) {
-                (Some(response), _) => Ok(response),
-                (None, Some(error)) => Err(EngineError::GuestCallFailure(error)),
-                (None, None) => Err(EngineError::GuestCallFailure(
-                    "No error message OR response set for call success".into(),
-                )),
-            },
-            Err(e) => Err(call_error(&store, &e)),
-        }
     }
 
     fn new_store(&self, host: &'static dyn HostCallbacks) -> Store<StoreState> {

@@ -72,7 +72,12 @@ fn past_the_arena_the_system_allocator_serves() {
     let arena = BumpArena::<256>::new();
     let inside = unsafe { arena.alloc(layout(200, 8)) };
     assert!(arena.offset_of(inside).is_some());
+    assert!(!arena.spilled());
     let outside = unsafe { arena.alloc(layout(200, 8)) };
+    assert!(
+        arena.spilled(),
+        "release must free: not everything is in the arena"
+    );
     assert!(!outside.is_null());
     assert!(arena.offset_of(outside).is_none());
     unsafe { outside.write_bytes(5, 200) };
