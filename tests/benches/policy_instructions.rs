@@ -4,7 +4,10 @@
 //! target/debug/deps/policy_instructions-* [SIDECARSETS] [ITERATIONS]`, then divide `evaluate`'s
 //! inclusive count by ITERATIONS. The inputs are the `policy` bench's, copied outside `evaluate`.
 //! With `--wire`, the module's whole call natively (`wire::validate`, bytes to bytes): toggle on
-//! `sidecarset_policy::evaluate::wire::validate` instead.
+//! `sidecarset_policy::evaluate::wire::validate` instead. With `--wasm`, the same call through
+//! policy.wasm in a fresh pooled instance (the `policy` bench's *wasm-call*): toggle on
+//! `sidecarset_host::engine::PolicyEngine::call` and add `--smc-check=all-non-file` so valgrind
+//! sees the JIT-compiled guest (the kernel's part of an instance, page resets, is not counted).
 
 use sidecarset_policy::evaluate::{Outcome, evaluate, wire};
 use sidecarset_policy::settings::Settings;
@@ -16,16 +19,39 @@ use fixtures::{InMemory, NOW, list_json, pod_request, sidecarsets};
 
 fn main() {
     let wire_mode = std::env::args().any(|a| a == "--wire");
+    let wasm_mode = std::env::args().any(|a| a == "--wasm");
     let mut args = std::env::args().skip(1).filter(|a| !a.starts_with("--"));
     let count: usize = args.next().and_then(|a| a.parse().ok()).unwrap_or(10);
     let iterations: usize = args.next().and_then(|a| a.parse().ok()).unwrap_or(100);
     let request = pod_request();
     let list = list_json(&sidecarsets(count));
     let settings = Settings::default();
+    const MUTATED: &[u8] = b"\"mutated_object\"";
+    let payload = serde_json::to_vec(&serde_json::json!({"request": &request, "settings": {}}))
+        .expect("payload");
+    if wasm_mode {
+        let pooled = sidecarset_host::PolicyEngine::from_file(
+            &sidecarset_tests::repo_root().join("policy.wasm"),
+            sidecarset_host::EngineConfig {
+                instance_pool: Some(2),
+                ..Default::default()
+            },
+        )
+        .expect("policy.wasm with the pooling allocator");
+        let context = sidecarset_host::serve::SharedContext::fixed(
+            sidecarset_host::ClusterContext::from_objects(sidecarsets(count)).expect("context"),
+        );
+        for _ in 0..iterations {
+            let response = black_box(pooled.call("validate", &payload, &context)).expect("answer");
+            assert!(
+                response.windows(MUTATED.len()).any(|w| w == MUTATED),
+                "the benchmark pod is injected"
+            );
+        }
+        println!("{iterations} wasm calls at {count} SidecarSets");
+        return;
+    }
     if wire_mode {
-        const MUTATED: &[u8] = b"\"mutated_object\"";
-        let payload = serde_json::to_vec(&serde_json::json!({"request": &request, "settings": {}}))
-            .expect("payload");
         for _ in 0..iterations {
             let response = black_box(wire::validate(&payload, &mut InMemory(list.clone()), NOW))
                 .expect("a response");
