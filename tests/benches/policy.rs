@@ -14,7 +14,7 @@ use std::hint::black_box;
 
 mod fixtures;
 
-use fixtures::{InMemory, NOW, list_json, pod_request, sidecarsets};
+use fixtures::{InMemory, NOW, list_json, pod_request, pooled_engine, sidecarsets};
 
 fn benches(c: &mut Criterion) {
     let request = pod_request();
@@ -24,15 +24,7 @@ fn benches(c: &mut Criterion) {
     );
     let settings = Settings::default();
     let engine = sidecarset_tests::policy_engine();
-    // `serve`'s allocator: instances from a pool of pre-reserved slots (still one per evaluation).
-    let pooled = sidecarset_host::PolicyEngine::from_file(
-        &sidecarset_tests::repo_root().join("policy.wasm"),
-        sidecarset_host::EngineConfig {
-            instance_pool: Some(2),
-            ..Default::default()
-        },
-    )
-    .expect("policy.wasm with the pooling allocator");
+    let pooled = pooled_engine();
     for count in [1, 10, 100] {
         let list = sidecarsets(count);
         let mut group = c.benchmark_group(format!("inject/{count}-sidecarsets"));

@@ -15,7 +15,7 @@ use std::hint::black_box;
 
 mod fixtures;
 
-use fixtures::{InMemory, NOW, list_json, pod_request, sidecarsets};
+use fixtures::{InMemory, NOW, list_json, pod_request, pooled_engine, sidecarsets};
 
 fn main() {
     let wire_mode = std::env::args().any(|a| a == "--wire");
@@ -30,14 +30,7 @@ fn main() {
     let payload = serde_json::to_vec(&serde_json::json!({"request": &request, "settings": {}}))
         .expect("payload");
     if wasm_mode {
-        let pooled = sidecarset_host::PolicyEngine::from_file(
-            &sidecarset_tests::repo_root().join("policy.wasm"),
-            sidecarset_host::EngineConfig {
-                instance_pool: Some(2),
-                ..Default::default()
-            },
-        )
-        .expect("policy.wasm with the pooling allocator");
+        let pooled = pooled_engine();
         let context = sidecarset_host::serve::SharedContext::fixed(
             sidecarset_host::ClusterContext::from_objects(sidecarsets(count)).expect("context"),
         );
