@@ -193,3 +193,176 @@ fn pods_read_by_shape_are_answered_as_if_read_in_full() {
     assert_eq!(pod["spec"]["containers"][1]["image"], "replaced:1");
     assert_eq!(pod["spec"]["containers"][2]["name"], "agent");
 }
+
+/// Every JSON pointer under `value` (the root included).
+fn pointers(value: &Value, at: String, into: &mut Vec<String>) {
+    match value {
+        Value::Object(map) => map.iter().for_each(|(k, v)| {
+            pointers(
+                v,
+                format!("{at}/{}", k.replace('~', "~0").replace('/', "~1")),
+                into,
+            )
+        }),
+        Value::Array(items) => items
+            .iter()
+            .enumerate()
+            .for_each(|(i, v)| pointers(v, format!("{at}/{i}"), into)),
+        _ => {}
+    }
+    into.push(at);
+}
+
+/// Members injection reads (and some it does not), added where the pod had none.
+const ADDED_KEYS: &[&str] = &[
+    "name",
+    "namespace",
+    "generateName",
+    "labels",
+    "annotations",
+    "deletionTimestamp",
+    "metadata",
+    "spec",
+    "status",
+    "containers",
+    "initContainers",
+    "volumes",
+    "imagePullSecrets",
+    "env",
+    "volumeMounts",
+    "volumeDevices",
+    "value",
+    "valueFrom",
+    "mountPath",
+    "devicePath",
+    "subPathExpr",
+    "restartPolicy",
+    "\u{0}",
+    "\u{1}",
+];
+
+/// Values of every JSON type, including the shapes injection expects in other places.
+fn replacement() -> impl proptest::strategy::Strategy<Value = Option<Value>> {
+    use proptest::prelude::*;
+    prop_oneof![
+        Just(None),
+        Just(Some(Value::Null)),
+        any::<bool>().prop_map(|b| Some(json!(b))),
+        any::<i64>().prop_map(|n| Some(json!(n))),
+        "[a-z$()/\"\\\\]{0,6}".prop_map(|s| Some(json!(s))),
+        Just(Some(json!([]))),
+        Just(Some(json!({}))),
+        Just(Some(json!([{}]))),
+        Just(Some(json!([{"name": "app"}]))),
+        Just(Some(json!({"name": "logs"}))),
+        Just(Some(json!([null, 1, "x"]))),
+    ]
+}
+
+/// Values of every JSON type for the exhaustive single edits (`None`: the member removed).
+fn replacements() -> Vec<Option<Value>> {
+    vec![
+        None,
+        Some(Value::Null),
+        Some(json!(true)),
+        Some(json!(-3)),
+        Some(json!("$(POD_NAME)")),
+        Some(json!([])),
+        Some(json!({})),
+        Some(json!([{"name": "app"}])),
+        Some(json!({"name": "logs"})),
+    ]
+}
+
+/// Applies one edit to the request's pod: at `path`, the member `added` (when given and `path`
+/// is an object), else the value at `path` itself, replaced by `value` or removed.
+fn edit(case: &mut Value, path: &str, added: Option<&str>, value: Option<Value>) {
+    let object = &mut case["request"]["object"];
+    if let (Some(key), Some(Value::Object(map))) = (added, object.pointer_mut(path)) {
+        map.insert(key.to_string(), value.unwrap_or(Value::Null));
+        return;
+    }
+    let Some((parent, key)) = path.rsplit_once('/') else {
+        *object = value.unwrap_or(Value::Null);
+        return;
+    };
+    let key = key.replace("~1", "/").replace("~0", "~");
+    match (object.pointer_mut(parent), value) {
+        (Some(Value::Object(map)), Some(value)) => {
+            map.insert(key, value);
+        }
+        (Some(Value::Object(map)), None) => {
+            map.remove(&key);
+        }
+        (Some(Value::Array(items)), Some(value)) => items[key.parse::<usize>().unwrap()] = value,
+        (Some(Value::Array(items)), None) => {
+            items.remove(key.parse::<usize>().unwrap());
+        }
+        _ => unreachable!("{path} has a parent"),
+    }
+}
+
+fn answers_damaged_as_if_read_in_full(case: &Value, pretty: bool) {
+    let payload = json!({"request": case["request"], "settings": {}});
+    let text = if pretty {
+        serde_json::to_vec_pretty(&payload).unwrap()
+    } else {
+        serde_json::to_vec(&payload).unwrap()
+    };
+    answers_as_a_full_read(case, &text);
+}
+
+/// Every member of the kitchen-sink pod replaced by every type or removed, and every member
+/// injection reads added to every object: the shaped read answers exactly as the full read,
+/// rejections and their messages included.
+#[test]
+fn pods_damaged_anywhere_are_answered_as_if_read_in_full() {
+    let sink = kitchen_sink_case();
+    let mut paths = Vec::new();
+    pointers(&sink["request"]["object"], String::new(), &mut paths);
+    let mut edits = 0;
+    for path in &paths {
+        let is_object = sink["request"]["object"]
+            .pointer(path)
+            .is_some_and(Value::is_object);
+        let added: Vec<Option<&str>> = if is_object {
+            std::iter::once(None)
+                .chain(ADDED_KEYS.iter().copied().map(Some))
+                .collect()
+        } else {
+            vec![None]
+        };
+        for key in added {
+            for value in replacements() {
+                let mut case = sink.clone();
+                edit(&mut case, path, key, value);
+                answers_damaged_as_if_read_in_full(&case, edits % 2 == 1);
+                edits += 1;
+            }
+        }
+    }
+    assert!(edits > 2_000, "{edits} edits");
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(256))]
+    /// Up to three such edits in a row, with any string for the strings.
+    #[test]
+    fn damaged_pods_are_answered_as_if_read_in_full(
+        picks in proptest::collection::vec((
+            proptest::prelude::any::<proptest::sample::Index>(),
+            proptest::option::of(proptest::sample::select(ADDED_KEYS)),
+            replacement(),
+        ), 1..4),
+        pretty in proptest::prelude::any::<bool>(),
+    ) {
+        let mut case = kitchen_sink_case();
+        for (pick, added, replacement) in picks {
+            let mut paths = Vec::new();
+            pointers(&case["request"]["object"], String::new(), &mut paths);
+            let path = pick.get(&paths).clone();
+            edit(&mut case, &path, added, replacement);
+        }
+        answers_damaged_as_if_read_in_full(&case, pretty);
+    }
+}
