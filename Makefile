@@ -2,8 +2,10 @@
 SHELL := /bin/bash
 CARGO ?= cargo
 WASM_TARGET := wasm32-wasip1
-HOST := target/debug/sidecarset-host
-CONFORMANCE := target/debug/conformance
+# Cargo's output folder: CARGO_TARGET_DIR when set, as cargo itself does.
+TARGET_DIR := $(or $(CARGO_TARGET_DIR),target)
+HOST := $(TARGET_DIR)/debug/sidecarset-host
+CONFORMANCE := $(TARGET_DIR)/debug/conformance
 # The project's own copy of the shared cases, plus the shared folder itself when it is present.
 CONFORMANCE_DIRS := tests/conformance $(wildcard ../shared/conformance)
 
@@ -37,8 +39,8 @@ policy.wasm: setup
 	$(CARGO) build -p sidecarset-policy --target $(WASM_TARGET) --release
 	@if command -v wasm-opt >/dev/null; then \
 	  wasm-opt -Oz $(WASM_FEATURES) --strip-debug --strip-producers \
-	    target/$(WASM_TARGET)/release/sidecarset_policy.wasm -o policy.wasm; \
-	else cp target/$(WASM_TARGET)/release/sidecarset_policy.wasm policy.wasm; fi
+	    $(TARGET_DIR)/$(WASM_TARGET)/release/sidecarset_policy.wasm -o policy.wasm; \
+	else cp $(TARGET_DIR)/$(WASM_TARGET)/release/sidecarset_policy.wasm policy.wasm; fi
 	@ls -l policy.wasm
 
 # Binaries and test targets in one invocation: one feature resolution, so `cargo test` afterwards
@@ -78,7 +80,7 @@ bench: policy.wasm build
 # `sidecarset-host serve` under load on loopback (host/BENCHMARKS.md); LOADGEN_ARGS e.g. --no-pooling.
 # `make build` (cargo test --no-run) already builds the host's examples with the test features.
 loadgen: annotated-policy.wasm
-	target/debug/examples/loadgen --module annotated-policy.wasm --seconds 5 $(LOADGEN_ARGS)
+	$(TARGET_DIR)/debug/examples/loadgen --module annotated-policy.wasm --seconds 5 $(LOADGEN_ARGS)
 
 clean:
 	$(CARGO) clean
