@@ -332,14 +332,8 @@ fn is_status_changed(old: &CachedPod, new: &CachedPod) -> bool {
     match (deleting(old), deleting(new)) {
         (false, true) => true,
         (true, _) => false,
-        (false, false) => is_ready(old) != is_ready(new),
+        (false, false) => old.facts.ready != new.facts.ready,
     }
-}
-
-fn is_ready(pod: &CachedPod) -> bool {
-    pod.conditions
-        .iter()
-        .any(|c| c.type_ == "Ready" && c.status == "True")
 }
 
 /// (name, spec image, status imageID and image) of one sidecar container.

@@ -253,3 +253,21 @@ fn not_update_sidecarsets_hear_only_of_creations() {
         vec![at_once("ss")]
     );
 }
+
+#[test]
+fn readiness_is_the_first_ready_condition_as_upstream_reads_it() {
+    let set = || vec![sidecarset("ss", json!({}))];
+    // podutil.IsPodReady reads the first `Ready` condition only: a second one is noise.
+    let pod = changed(&pod("ss"), |p| {
+        p["status"]["conditions"] =
+            json!([{ "type": "Ready", "status": "False" }, { "type": "Ready", "status": "True" }]);
+    });
+    let second_flipped = changed(&pod, |p| {
+        p["status"]["conditions"][1]["status"] = json!("False")
+    });
+    assert_eq!(update(&pod, &second_flipped, set()), vec![]);
+    let first_flipped = changed(&pod, |p| {
+        p["status"]["conditions"][0]["status"] = json!("True")
+    });
+    assert_eq!(update(&pod, &first_flipped, set()), vec![at_once("ss")]);
+}
