@@ -3,7 +3,7 @@
 //! memory must not grow with the number of calls.
 
 use serde_json::{Value, json};
-use sidecarset_host::{ClusterContext, EngineConfig, PolicyEngine};
+use sidecarset_host::ClusterContext;
 use sidecarset_tests::{policy_engine, repo_root};
 
 fn cluster() -> ClusterContext {
@@ -61,11 +61,8 @@ fn a_reused_instance_answers_every_call_as_a_fresh_one() {
 fn a_reused_instance_does_not_keep_memory_per_call() {
     // Requests larger than the arena go through the system allocator; 40 calls of 3.5 MB each
     // would pass the 64 MiB cap many times over if any of it stayed behind.
-    let config = EngineConfig {
-        memory_limit: 64 * 1024 * 1024,
-        ..EngineConfig::default()
-    };
-    let engine = PolicyEngine::from_file(&repo_root().join("policy.wasm"), config).expect("load");
+    let engine = policy_engine();
+    assert_eq!(engine.config().memory_limit, 64 * 1024 * 1024);
     let context = cluster();
     let big = payload(pod("x".repeat(3_500_000)));
     let mut instance = engine.instantiate(&context).expect("instance");

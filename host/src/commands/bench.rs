@@ -10,7 +10,9 @@ use serde_json::Value;
 
 use sidecarset_host::admission::admission_request;
 use sidecarset_host::context::{AllowList, ClusterContext, NoCluster};
-use sidecarset_host::engine::{HostCallbacks, PolicyEngine, ValidationResponse, settings_json};
+use sidecarset_host::engine::{
+    HostCallbacks, PolicyEngine, ValidationResponse, settings_json, validate_payload,
+};
 use sidecarset_host::evaluate_admission;
 
 use super::common;
@@ -138,11 +140,10 @@ pub fn execute(args: &BenchArgs) -> anyhow::Result<()> {
     }
     let (samples, total) = if args.reuse_instance {
         let request = serde_json::to_string(admission_request(&request)?)?;
-        let settings = String::from_utf8(settings_json(&settings)?)?;
-        let payload = format!(r#"{{"request":{request},"settings":{settings}}}"#);
+        let payload = validate_payload(&request, &settings_json(&settings)?);
         let mut instance = engine.instantiate(host.as_ref())?;
         measure(args, || {
-            let response = instance.call("validate", payload.as_bytes())?;
+            let response = instance.call("validate", &payload)?;
             serde_json::from_slice::<ValidationResponse>(&response)
                 .context("the policy's answer is not a ValidationResponse")?;
             Ok(())

@@ -1,6 +1,7 @@
 //! One started instance of a policy: the unit every evaluation runs in.
 
 use std::marker::PhantomData;
+use std::time::Duration;
 
 use wasmtime::{Store, TypedFunc};
 use wasmtime_wasi::I32Exit;
@@ -14,7 +15,8 @@ use super::{
 /// A started instance of a [`PolicyEngine`]'s module. [`PolicyEngine::call`] uses one per call;
 /// kept, it answers further calls with the guest's memory as the last call left it.
 pub struct PolicyInstance<'h> {
-    engine: PolicyEngine,
+    /// Each call's deadline, the engine's.
+    deadline: Duration,
     store: Store<StoreState>,
     guest_call: TypedFunc<(i32, i32), i32>,
     /// The store holds `host` as `'static`; this ties the instance to its real lifetime.
@@ -32,13 +34,13 @@ impl<'h> PolicyInstance<'h> {
             unsafe { std::mem::transmute::<&dyn HostCallbacks, &'static dyn HostCallbacks>(host) };
         let inner = &engine.inner;
         let mut store = engine.new_store(host);
-        arm_deadline(&mut store, &inner.config);
+        arm_deadline(&mut store, inner.config.deadline);
         let instance = inner
             .pre
             .instantiate(&mut store)
             .map_err(|e| init_error(&store, "instantiation", &e))?;
         for starter in &inner.starters {
-            arm_deadline(&mut store, &inner.config);
+            arm_deadline(&mut store, inner.config.deadline);
             let func: TypedFunc<(), ()> = instance
                 .get_typed_func(&mut store, starter)
                 .map_err(|e| EngineError::InitFailed(format!("{starter}: {}", root_message(&e))))?;
@@ -54,7 +56,7 @@ impl<'h> PolicyInstance<'h> {
             .get_typed_func(&mut store, "__guest_call")
             .map_err(|_| EngineError::MissingExport("__guest_call"))?;
         Ok(Self {
-            engine: engine.clone(),
+            deadline: inner.config.deadline,
             store,
             guest_call,
             _host: PhantomData,
@@ -74,7 +76,7 @@ impl<'h> PolicyInstance<'h> {
         state.guest_error = None;
         state.host_response = None;
         state.host_error = None;
-        arm_deadline(&mut self.store, &self.engine.inner.config);
+        arm_deadline(&mut self.store, self.deadline);
         let result = self.guest_call.call(&mut self.store, (op_len, msg_len));
         let state = self.store.data_mut();
         match result {

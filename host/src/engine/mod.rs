@@ -14,7 +14,7 @@ mod wapc;
 use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 use wasmtime::{Engine, InstancePre, Linker, Module, Store, Trap, UpdateDeadline};
@@ -234,15 +234,7 @@ impl PolicyEngine {
         settings_json: &[u8],
         host: &dyn HostCallbacks,
     ) -> Result<ValidationResponse, EngineError> {
-        const HEAD: &[u8] = b"{\"request\":";
-        const MIDDLE: &[u8] = b",\"settings\":";
-        let mut payload =
-            Vec::with_capacity(HEAD.len() + request.len() + MIDDLE.len() + settings_json.len() + 1);
-        payload.extend_from_slice(HEAD);
-        payload.extend_from_slice(request.as_bytes());
-        payload.extend_from_slice(MIDDLE);
-        payload.extend_from_slice(settings_json);
-        payload.push(b'}');
+        let payload = validate_payload(request, settings_json);
         let bytes = self.call("validate", &payload, host)?;
         serde_json::from_slice(&bytes).map_err(|e| EngineError::InvalidResponse(e.to_string()))
     }
@@ -292,9 +284,23 @@ impl PolicyEngine {
     }
 }
 
-fn arm_deadline(store: &mut Store<StoreState>, config: &EngineConfig) {
-    store.data_mut().deadline = Instant::now() + config.deadline;
+fn arm_deadline(store: &mut Store<StoreState>, deadline: Duration) {
+    store.data_mut().deadline = Instant::now() + deadline;
     store.set_epoch_deadline(1);
+}
+
+/// The `validate` payload, `{"request": request, "settings": settings}`, from both as JSON text.
+pub fn validate_payload(request: &str, settings_json: &[u8]) -> Vec<u8> {
+    const HEAD: &[u8] = b"{\"request\":";
+    const MIDDLE: &[u8] = b",\"settings\":";
+    let mut payload =
+        Vec::with_capacity(HEAD.len() + request.len() + MIDDLE.len() + settings_json.len() + 1);
+    payload.extend_from_slice(HEAD);
+    payload.extend_from_slice(request.as_bytes());
+    payload.extend_from_slice(MIDDLE);
+    payload.extend_from_slice(settings_json);
+    payload.push(b'}');
+    payload
 }
 
 /// The settings as the `settings` of every `validate` payload ([`PolicyEngine::validate_json`]).

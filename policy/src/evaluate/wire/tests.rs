@@ -241,36 +241,32 @@ const ADDED_KEYS: &[&str] = &[
     "\u{1}",
 ];
 
-/// Values of every JSON type, including the shapes injection expects in other places.
-fn replacement() -> impl proptest::strategy::Strategy<Value = Option<Value>> {
-    use proptest::prelude::*;
-    prop_oneof![
-        Just(None),
-        Just(Some(Value::Null)),
-        any::<bool>().prop_map(|b| Some(json!(b))),
-        any::<i64>().prop_map(|n| Some(json!(n))),
-        "[a-z$()/\"\\\\]{0,6}".prop_map(|s| Some(json!(s))),
-        Just(Some(json!([]))),
-        Just(Some(json!({}))),
-        Just(Some(json!([{}]))),
-        Just(Some(json!([{"name": "app"}]))),
-        Just(Some(json!({"name": "logs"}))),
-        Just(Some(json!([null, 1, "x"]))),
-    ]
-}
-
-/// Values of every JSON type for the exhaustive single edits (`None`: the member removed).
+/// Values of every JSON type, including the shapes injection expects in other places (`None`:
+/// the member removed).
 fn replacements() -> Vec<Option<Value>> {
     vec![
         None,
         Some(Value::Null),
         Some(json!(true)),
+        Some(json!(false)),
         Some(json!(-3)),
         Some(json!("$(POD_NAME)")),
         Some(json!([])),
         Some(json!({})),
+        Some(json!([{}])),
         Some(json!([{"name": "app"}])),
         Some(json!({"name": "logs"})),
+        Some(json!([null, 1, "x"])),
+    ]
+}
+
+/// [`replacements`], any integer, or any short string of the characters that matter.
+fn replacement() -> impl proptest::strategy::Strategy<Value = Option<Value>> {
+    use proptest::prelude::*;
+    prop_oneof![
+        proptest::sample::select(replacements()),
+        any::<i64>().prop_map(|n| Some(json!(n))),
+        "[a-z$()/\"\\\\]{0,6}".prop_map(|s| Some(json!(s))),
     ]
 }
 
