@@ -219,8 +219,6 @@ fn skip_string_escaped(text: &[u8], at: usize) -> Scan<(usize, bool)> {
 /// `memchr`.
 #[inline(always)]
 fn quote_or_backslash(text: &[u8], from: usize) -> Option<usize> {
-    const ONES: u64 = u64::from_le_bytes([0x01; 8]);
-    const HIGHS: u64 = u64::from_le_bytes([0x80; 8]);
     const QUOTES: u64 = ONES * b'"' as u64;
     const BACKSLASHES: u64 = ONES * b'\\' as u64;
     let rest = text.get(from..)?;
@@ -316,13 +314,44 @@ pub fn plain_str(text: &[u8]) -> Option<&str> {
     plain_contents(text.strip_prefix(b"\"")?.strip_suffix(b"\"")?)
 }
 
+const ONES: u64 = u64::from_le_bytes([0x01; 8]);
+const HIGHS: u64 = u64::from_le_bytes([0x80; 8]);
+
+/// Whether any byte of `text` is a quote, a backslash or a control character (below 0x20): what
+/// serde_json escapes when it writes a string.
+pub fn needs_escape(text: &[u8]) -> bool {
+    any_flagged(text, 0)
+}
+
+/// Whether any byte needs an escape, or (with `high` = [`HIGHS`]) is not ASCII. Eight bytes at a
+/// time: byte by byte, this was a large part of the module's reading and writing of strings.
+#[inline(always)]
+fn any_flagged(text: &[u8], high: u64) -> bool {
+    let flagged_byte = |b: u8| b < 0x20 || b == b'"' || b == b'\\' || (b & 0x80 != 0 && high != 0);
+    let mut words = text.chunks_exact(8);
+    for word in &mut words {
+        let Ok(word) = <[u8; 8]>::try_from(word) else {
+            return true;
+        };
+        let word = u64::from_le_bytes(word);
+        let (quotes, backslashes) = (word ^ (ONES * b'"' as u64), word ^ (ONES * b'\\' as u64));
+        // The high bit of each byte that is zero (a quote, a backslash) or below 0x20. A borrow
+        // can only flag a byte above a truly flagged one, so "any" is exact.
+        let flags = (quotes.wrapping_sub(ONES) & !quotes)
+            | (backslashes.wrapping_sub(ONES) & !backslashes)
+            | (word.wrapping_sub(ONES * 0x20) & !word)
+            | (word & high);
+        if flags & HIGHS != 0 {
+            return true;
+        }
+    }
+    words.remainder().iter().any(|&b| flagged_byte(b))
+}
+
 /// A string's contents (between the quotes, e.g. a raw key) when they read as themselves.
 pub fn plain_contents(inner: &[u8]) -> Option<&str> {
     // One pass for the common case, printable ASCII without quotes or backslashes.
-    if inner
-        .iter()
-        .all(|&b| (0x20..0x80).contains(&b) && b != b'"' && b != b'\\')
-    {
+    if !any_flagged(inner, HIGHS) {
         // SAFETY: every byte is ASCII, and ASCII is UTF-8.
         return Some(unsafe { std::str::from_utf8_unchecked(inner) });
     }

@@ -103,7 +103,7 @@ pub fn write(out: &mut Vec<u8>, value: &Value) -> Result<(), serde_json::Error> 
 /// A string as serde_json writes it: copied between quotes when nothing in it needs an escape
 /// (eight bytes at a time: byte by byte, escaping was the writer's largest cost in the module).
 pub fn write_str(out: &mut Vec<u8>, text: &str) -> Result<(), serde_json::Error> {
-    if !needs_escape(text.as_bytes()) {
+    if !super::needs_escape(text.as_bytes()) {
         out.reserve(text.len() + 2);
         out.push(b'"');
         out.extend_from_slice(text.as_bytes());
@@ -111,30 +111,6 @@ pub fn write_str(out: &mut Vec<u8>, text: &str) -> Result<(), serde_json::Error>
         return Ok(());
     }
     serde_json::to_writer(out, text)
-}
-
-/// Whether any byte is a quote, a backslash or a control character (below 0x20).
-fn needs_escape(bytes: &[u8]) -> bool {
-    const ONES: u64 = u64::from_le_bytes([0x01; 8]);
-    const HIGHS: u64 = u64::from_le_bytes([0x80; 8]);
-    let escaped = |b: u8| b < 0x20 || b == b'"' || b == b'\\';
-    let mut words = bytes.chunks_exact(8);
-    for word in &mut words {
-        let Ok(word) = <[u8; 8]>::try_from(word) else {
-            return true;
-        };
-        let word = u64::from_le_bytes(word);
-        let (quotes, backslashes) = (word ^ (ONES * b'"' as u64), word ^ (ONES * b'\\' as u64));
-        // The high bit of a byte that is zero (quote, backslash) or below 0x20; a borrow can only
-        // flag bytes above one that is flagged truly, so "any" is exact.
-        let flagged = (quotes.wrapping_sub(ONES) & !quotes)
-            | (backslashes.wrapping_sub(ONES) & !backslashes)
-            | (word.wrapping_sub(ONES * 0x20) & !word);
-        if flagged & HIGHS != 0 {
-            return true;
-        }
-    }
-    words.remainder().iter().any(|&b| escaped(b))
 }
 
 impl<'a> Parser<'a> {

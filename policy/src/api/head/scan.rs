@@ -309,13 +309,9 @@ fn match_labels_select(cursor: &mut Cursor<'_>, labels: &Labels) -> Option<bool>
     Some(count > 0 && all_present)
 }
 
-/// Whether a string's contents decode to themselves (`plain_contents`): printable ASCII is
-/// checked in one pass, anything else by `plain_contents`.
+/// Whether a string's contents decode to themselves (`plain_contents`).
 fn reads_as_itself(inner: &[u8]) -> bool {
-    let printable_ascii = inner
-        .iter()
-        .all(|&b| (0x20..0x7f).contains(&b) && b != b'"' && b != b'\\');
-    printable_ascii || plain_contents(inner).is_some()
+    plain_contents(inner).is_some()
 }
 
 /// serde rejects a duplicate field; so does the scan, by handing over. Fields by index.
