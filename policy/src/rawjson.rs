@@ -327,25 +327,34 @@ pub fn needs_escape(text: &[u8]) -> bool {
 /// time: byte by byte, this was a large part of the module's reading and writing of strings.
 #[inline(always)]
 fn any_flagged(text: &[u8], high: u64) -> bool {
-    let flagged_byte = |b: u8| b < 0x20 || b == b'"' || b == b'\\' || (b & 0x80 != 0 && high != 0);
-    let mut words = text.chunks_exact(8);
-    for word in &mut words {
-        let Ok(word) = <[u8; 8]>::try_from(word) else {
-            return true;
-        };
-        let word = u64::from_le_bytes(word);
+    // The high bit of each byte that is zero (a quote, a backslash) or below 0x20. A borrow can
+    // only flag a byte above a truly flagged one, so "any" is exact.
+    let flagged = |word: u64| {
         let (quotes, backslashes) = (word ^ (ONES * b'"' as u64), word ^ (ONES * b'\\' as u64));
-        // The high bit of each byte that is zero (a quote, a backslash) or below 0x20. A borrow
-        // can only flag a byte above a truly flagged one, so "any" is exact.
         let flags = (quotes.wrapping_sub(ONES) & !quotes)
             | (backslashes.wrapping_sub(ONES) & !backslashes)
             | (word.wrapping_sub(ONES * 0x20) & !word)
             | (word & high);
-        if flags & HIGHS != 0 {
-            return true;
-        }
+        flags & HIGHS != 0
+    };
+    let word_at = |at: usize| match text.get(at..at + 8).map(<[u8; 8]>::try_from) {
+        Some(Ok(word)) => u64::from_le_bytes(word),
+        _ => 0,
+    };
+    let half_at = |at: usize| match text.get(at..at + 4).map(<[u8; 4]>::try_from) {
+        Some(Ok(half)) => u64::from(u32::from_le_bytes(half)),
+        _ => 0,
+    };
+    let len = text.len();
+    match len {
+        0..4 => text
+            .iter()
+            .any(|&b| b < 0x20 || b == b'"' || b == b'\\' || (b >= 0x80 && high != 0)),
+        // Two overlapping halves, or whole words and an overlapping last one: a byte checked
+        // twice is still checked once.
+        4..8 => flagged(half_at(0) | half_at(len - 4) << 32),
+        _ => (0..len / 8).any(|word| flagged(word_at(word * 8))) || flagged(word_at(len - 8)),
     }
-    words.remainder().iter().any(|&b| flagged_byte(b))
 }
 
 /// A string's contents (between the quotes, e.g. a raw key) when they read as themselves.

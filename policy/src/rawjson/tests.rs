@@ -262,12 +262,17 @@ proptest! {
 fn every_byte_to_escape_or_not_ascii_is_found_at_every_offset() {
     for byte in 0..=u8::MAX {
         let escaped = byte < 0x20 || byte == b'"' || byte == b'\\';
-        for at in 0..17 {
-            let mut text = vec![b'a'; 17];
-            text[at] = byte;
-            assert_eq!(needs_escape(&text), escaped, "byte {byte:#x} at {at}");
-            let plain = plain_contents(&text).is_some();
-            assert_eq!(plain, !escaped && byte < 0x80, "byte {byte:#x} at {at}");
+        // Every length up to three words, so every branch: bytes, halves, words.
+        for len in 1..=24 {
+            assert!(!needs_escape(&vec![b'a'; len]));
+            for at in 0..len {
+                let mut text = vec![b'a'; len];
+                text[at] = byte;
+                let at = (len, at);
+                assert_eq!(needs_escape(&text), escaped, "byte {byte:#x} at {at:?}");
+                let plain = plain_contents(&text).is_some();
+                assert_eq!(plain, !escaped && byte < 0x80, "byte {byte:#x} at {at:?}");
+            }
         }
     }
     assert!(!needs_escape("é😀\u{7f}\u{80}".repeat(5).as_bytes()));
