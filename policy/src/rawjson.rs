@@ -190,6 +190,12 @@ impl<'a> Cursor<'a> {
     }
 }
 
+/// Bytes of a word, for the word-at-a-time scans below.
+const ONES: u64 = u64::from_le_bytes([0x01; 8]);
+const HIGHS: u64 = u64::from_le_bytes([0x80; 8]);
+const QUOTES: u64 = ONES * b'"' as u64;
+const BACKSLASHES: u64 = ONES * b'\\' as u64;
+
 /// How far a string is read a word at a time before handing over to `memchr`.
 const SHORT_STRING: usize = 32;
 
@@ -219,8 +225,6 @@ fn skip_string_escaped(text: &[u8], at: usize) -> Scan<(usize, bool)> {
 /// `memchr`.
 #[inline(always)]
 fn quote_or_backslash(text: &[u8], from: usize) -> Option<usize> {
-    const QUOTES: u64 = ONES * b'"' as u64;
-    const BACKSLASHES: u64 = ONES * b'\\' as u64;
     let rest = text.get(from..)?;
     // Whole words only, straight from the slice (no bounds check per word).
     let words = rest.chunks_exact(8).take(SHORT_STRING / 8);
@@ -314,9 +318,6 @@ pub fn plain_str(text: &[u8]) -> Option<&str> {
     plain_contents(text.strip_prefix(b"\"")?.strip_suffix(b"\"")?)
 }
 
-const ONES: u64 = u64::from_le_bytes([0x01; 8]);
-const HIGHS: u64 = u64::from_le_bytes([0x80; 8]);
-
 /// Whether any byte of `text` is a quote, a backslash or a control character (below 0x20): what
 /// serde_json escapes when it writes a string.
 pub fn needs_escape(text: &[u8]) -> bool {
@@ -330,7 +331,7 @@ fn any_flagged(text: &[u8], high: u64) -> bool {
     // The high bit of each byte that is zero (a quote, a backslash) or below 0x20. A borrow can
     // only flag a byte above a truly flagged one, so "any" is exact.
     let flagged = |word: u64| {
-        let (quotes, backslashes) = (word ^ (ONES * b'"' as u64), word ^ (ONES * b'\\' as u64));
+        let (quotes, backslashes) = (word ^ QUOTES, word ^ BACKSLASHES);
         let flags = (quotes.wrapping_sub(ONES) & !quotes)
             | (backslashes.wrapping_sub(ONES) & !backslashes)
             | (word.wrapping_sub(ONES * 0x20) & !word)
