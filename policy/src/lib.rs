@@ -9,6 +9,8 @@ pub mod evaluate;
 pub mod hash;
 pub mod hotupgrade;
 pub mod inject;
+#[cfg(any(target_arch = "wasm32", test))]
+mod memcmp;
 pub mod quantity;
 mod rawjson;
 pub mod revision;
