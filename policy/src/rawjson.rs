@@ -318,26 +318,43 @@ pub fn plain_str(text: &[u8]) -> Option<&str> {
     plain_contents(text.strip_prefix(b"\"")?.strip_suffix(b"\"")?)
 }
 
-/// Whether any byte of `text` is a quote, a backslash or a control character (below 0x20): what
-/// serde_json escapes when it writes a string.
-pub fn needs_escape(text: &[u8]) -> bool {
-    any_flagged(text, 0)
+/// The high bit of each byte of `word` that is a quote, a backslash or below 0x20, or (with
+/// `high` = [`HIGHS`]) not ASCII. A borrow can only flag a byte above a truly flagged one, so the
+/// lowest flag is exact (and so is "any").
+#[inline(always)]
+fn escape_flags(word: u64, high: u64) -> u64 {
+    let (quotes, backslashes) = (word ^ QUOTES, word ^ BACKSLASHES);
+    let flags = (quotes.wrapping_sub(ONES) & !quotes)
+        | (backslashes.wrapping_sub(ONES) & !backslashes)
+        | (word.wrapping_sub(ONES * 0x20) & !word)
+        | (word & high);
+    flags & HIGHS
 }
 
-/// Whether any byte needs an escape, or (with `high` = [`HIGHS`]) is not ASCII. Eight bytes at a
-/// time: byte by byte, this was a large part of the module's reading and writing of strings.
+/// The first byte at or after `from` that serde_json escapes when it writes a string: a quote,
+/// a backslash or a control character (below 0x20).
+pub fn first_to_escape(text: &[u8], from: usize) -> Option<usize> {
+    let rest = text.get(from..)?;
+    let mut words = rest.chunks_exact(8);
+    let mut at = from;
+    for word in &mut words {
+        let flags = escape_flags(u64::from_le_bytes(word.try_into().ok()?), 0);
+        if flags != 0 {
+            return Some(at + (flags.trailing_zeros() / 8) as usize);
+        }
+        at += 8;
+    }
+    let tail = words.remainder();
+    tail.iter()
+        .position(|&b| b < 0x20 || b == b'"' || b == b'\\')
+        .map(|p| at + p)
+}
+
+/// Whether any byte needs an escape or is not ASCII. Eight bytes at a time: byte by byte, this
+/// was a large part of the module's reading of strings.
 #[inline(always)]
-fn any_flagged(text: &[u8], high: u64) -> bool {
-    // The high bit of each byte that is zero (a quote, a backslash) or below 0x20. A borrow can
-    // only flag a byte above a truly flagged one, so "any" is exact.
-    let flagged = |word: u64| {
-        let (quotes, backslashes) = (word ^ QUOTES, word ^ BACKSLASHES);
-        let flags = (quotes.wrapping_sub(ONES) & !quotes)
-            | (backslashes.wrapping_sub(ONES) & !backslashes)
-            | (word.wrapping_sub(ONES * 0x20) & !word)
-            | (word & high);
-        flags & HIGHS != 0
-    };
+fn any_flagged(text: &[u8]) -> bool {
+    let flagged = |word: u64| escape_flags(word, HIGHS) != 0;
     let word_at = |at: usize| match text.get(at..at + 8).map(<[u8; 8]>::try_from) {
         Some(Ok(word)) => u64::from_le_bytes(word),
         _ => 0,
@@ -350,7 +367,7 @@ fn any_flagged(text: &[u8], high: u64) -> bool {
     match len {
         0..4 => text
             .iter()
-            .any(|&b| b < 0x20 || b == b'"' || b == b'\\' || (b >= 0x80 && high != 0)),
+            .any(|&b| b < 0x20 || b == b'"' || b == b'\\' || b >= 0x80),
         // Two overlapping halves, or whole words and an overlapping last one: a byte checked
         // twice is still checked once.
         4..8 => flagged(half_at(0) | half_at(len - 4) << 32),
@@ -361,7 +378,7 @@ fn any_flagged(text: &[u8], high: u64) -> bool {
 /// A string's contents (between the quotes, e.g. a raw key) when they read as themselves.
 pub fn plain_contents(inner: &[u8]) -> Option<&str> {
     // One pass for the common case, printable ASCII without quotes or backslashes.
-    if !any_flagged(inner, HIGHS) {
+    if !any_flagged(inner) {
         // SAFETY: every byte is ASCII, and ASCII is UTF-8.
         return Some(unsafe { std::str::from_utf8_unchecked(inner) });
     }

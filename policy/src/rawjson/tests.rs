@@ -264,18 +264,36 @@ fn every_byte_to_escape_or_not_ascii_is_found_at_every_offset() {
         let escaped = byte < 0x20 || byte == b'"' || byte == b'\\';
         // Every length up to three words, so every branch: bytes, halves, words.
         for len in 1..=24 {
-            assert!(!needs_escape(&vec![b'a'; len]));
+            assert_eq!(first_to_escape(&vec![b'a'; len], 0), None);
             for at in 0..len {
                 let mut text = vec![b'a'; len];
                 text[at] = byte;
+                // Found from any offset at or before it, and exactly there, even with a second one
+                // after it.
+                for from in 0..=at {
+                    let found = first_to_escape(&text, from);
+                    assert_eq!(
+                        found,
+                        escaped.then_some(at),
+                        "byte {byte:#x} at {at} from {from}"
+                    );
+                }
+                text.push(b'"');
+                assert_eq!(
+                    first_to_escape(&text, 0),
+                    Some(if escaped { at } else { len })
+                );
+                text.pop();
                 let at = (len, at);
-                assert_eq!(needs_escape(&text), escaped, "byte {byte:#x} at {at:?}");
                 let plain = plain_contents(&text).is_some();
                 assert_eq!(plain, !escaped && byte < 0x80, "byte {byte:#x} at {at:?}");
             }
         }
     }
-    assert!(!needs_escape("é😀\u{7f}\u{80}".repeat(5).as_bytes()));
+    assert_eq!(
+        first_to_escape("é😀\u{7f}\u{80}".repeat(5).as_bytes(), 0),
+        None
+    );
     assert_eq!(
         plain_contents("é😀\u{7f}".repeat(5).as_bytes()),
         Some("é😀\u{7f}".repeat(5).as_str())
