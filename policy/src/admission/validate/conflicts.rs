@@ -113,7 +113,8 @@ pub fn validate_conflicts(sidecarset: &SidecarSet, others: &[SidecarSet]) -> Vec
     let mut init_in_others: BTreeMap<&str, &SidecarSet> = BTreeMap::new();
     let mut containers_in_others: BTreeMap<&str, &SidecarSet> = BTreeMap::new();
     let mut volumes_in_others: BTreeMap<&str, &SidecarSet> = BTreeMap::new();
-    let mut annotations_in_others: BTreeMap<&str, (&str, &str)> = BTreeMap::new();
+    // Every other SidecarSet per key, not the last one: an Overwrite must not hide behind a Merge.
+    let mut annotations_in_others: BTreeMap<&str, Vec<(&str, &str)>> = BTreeMap::new();
     for other in matched {
         for c in &other.spec.init_containers {
             init_in_others.insert(&c.name, other);
@@ -129,7 +130,8 @@ pub fn validate_conflicts(sidecarset: &SidecarSet, others: &[SidecarSet]) -> Vec
                 continue;
             }
             for key in patch.annotations.keys() {
-                annotations_in_others.insert(key, (other.name(), &patch.patch_policy));
+                let patching = annotations_in_others.entry(key).or_default();
+                patching.push((other.name(), &patch.patch_policy));
             }
         }
     }
@@ -179,10 +181,14 @@ pub fn validate_conflicts(sidecarset: &SidecarSet, others: &[SidecarSet]) -> Vec
             continue;
         }
         for key in patch.annotations.keys() {
-            let Some((other, policy)) = annotations_in_others.get(key.as_str()) else {
-                continue;
-            };
-            if patch.patch_policy == values::OVERWRITE || *policy == values::OVERWRITE {
+            let others = annotations_in_others.get(key.as_str());
+            let conflicting = others.and_then(|others| {
+                let overwrites = patch.patch_policy == values::OVERWRITE;
+                others
+                    .iter()
+                    .find(|(_, policy)| overwrites || *policy == values::OVERWRITE)
+            });
+            if let Some((other, _)) = conflicting {
                 errs.push(FieldError::invalid(
                     format!("spec.patchPodMetadata[{i}].annotations"),
                     quote(key),

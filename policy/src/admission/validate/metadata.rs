@@ -1,12 +1,15 @@
 //! §2.2 rule 1: `ValidateObjectMeta` for a cluster-scoped object with the SidecarSet name rule.
 
-use super::errors::FieldError;
+use super::errors::{FieldError, quote};
 use super::k8s_names::{is_qualified_name, validate_annotations, validate_labels};
 use crate::api::ObjectMeta;
 
 const NAME_MAX_LEN: usize = 63;
 const NAME_MSG: &str = "sidecarset name must consist of alphanumeric characters or '-'";
 const NAME_FMT: &str = "^[a-zA-Z0-9\\-]+$";
+/// metav1's `FinalizerOrphanDependents` and `FinalizerDeleteDependents`: never both.
+const ORPHAN_DEPENDENTS: &str = "orphan";
+const DELETE_DEPENDENTS: &str = "foregroundDeletion";
 
 /// Upstream's `validateSidecarSetName`: `^[a-zA-Z0-9\-]+$` (uppercase allowed), ≤ 63 characters.
 pub fn validate_sidecarset_name(name: &str) -> Vec<String> {
@@ -104,7 +107,8 @@ pub fn validate_object_meta(meta: &ObjectMeta, field: &str) -> Vec<FieldError> {
             "Only one reference can have Controller set to true",
         ));
     }
-    for (i, finalizer) in meta.finalizers.iter().flatten().enumerate() {
+    let finalizers = meta.finalizers.as_deref().unwrap_or_default();
+    for (i, finalizer) in finalizers.iter().enumerate() {
         for msg in is_qualified_name(finalizer) {
             errs.push(FieldError::invalid_str(
                 format!("{field}.finalizers[{i}]"),
@@ -112,6 +116,22 @@ pub fn validate_object_meta(meta: &ObjectMeta, field: &str) -> Vec<FieldError> {
                 &msg,
             ));
         }
+    }
+    let has = |name: &str| finalizers.iter().any(|f| f == name);
+    if has(ORPHAN_DEPENDENTS) && has(DELETE_DEPENDENTS) {
+        errs.push(FieldError::invalid(
+            format!("{field}.finalizers"),
+            // Go's `%#v` of the list.
+            format!(
+                "[]string{{{}}}",
+                finalizers
+                    .iter()
+                    .map(|f| quote(f))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+            &format!("finalizer {ORPHAN_DEPENDENTS} and {DELETE_DEPENDENTS} cannot be both set"),
+        ));
     }
     errs
 }
@@ -156,5 +176,26 @@ mod tests {
         assert!(fields.contains(&"metadata.annotations".to_string()));
         assert!(fields.contains(&"metadata.finalizers[1]".to_string()));
         assert!(!fields.contains(&"metadata.finalizers[0]".to_string()));
+    }
+
+    #[test]
+    fn orphan_and_foreground_deletion_finalizers_are_never_both_set() {
+        let mut m = meta("ok");
+        m.finalizers = Some(vec!["orphan".into(), "foregroundDeletion".into()]);
+        let errs = validate_object_meta(&m, "metadata");
+        assert_eq!(errs.len(), 1);
+        assert_eq!(errs[0].field, "metadata.finalizers");
+        assert!(
+            errs[0].message.contains("cannot be both set"),
+            "{}",
+            errs[0].message
+        );
+        assert!(
+            errs[0]
+                .message
+                .contains(r#"[]string{"orphan", "foregroundDeletion"}"#)
+        );
+        m.finalizers = Some(vec!["orphan".into(), "example.com/f".into()]);
+        assert!(validate_object_meta(&m, "metadata").is_empty());
     }
 }

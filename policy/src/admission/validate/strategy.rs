@@ -147,7 +147,8 @@ fn scatter_error(strategy: &SidecarSetUpdateStrategy) -> Option<String> {
         if term.key.is_empty() {
             return Some("key should not be empty".into());
         }
-        if !seen.insert((term.key.as_str(), term.value.as_str())) {
+        // Upstream's id is the joined text: `a:b`/`c` and `a`/`b:c` are the same term.
+        if !seen.insert(format!("{}:{}", term.key, term.value)) {
             return Some(format!("duplicated key={} value={}", term.key, term.value));
         }
     }

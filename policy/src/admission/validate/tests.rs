@@ -342,6 +342,28 @@ fn upstream_pod_metadata_conflicts() {
 }
 
 #[test]
+fn an_overwrite_in_any_overlapping_sidecarset_conflicts_whatever_the_others_order() {
+    let p =
+        |policy: &str| json!([{"patchPolicy": policy, "annotations": {"team.io/config": "{}"}}]);
+    let mine = with_patches("mine", p("MergePatchJson"));
+    let (overwrite, merge) = (p("Overwrite"), p("MergePatchJson"));
+    for others in [
+        [
+            with_patches("a", overwrite.clone()),
+            with_patches("b", merge.clone()),
+        ],
+        [with_patches("a", merge), with_patches("b", overwrite)],
+    ] {
+        let errs = conflicts::validate_conflicts(&mine, &others);
+        assert_eq!(errs.len(), 1, "{errs:?}");
+        assert!(
+            errs[0].message.contains("in conflict with sidecarset"),
+            "{errs:?}"
+        );
+    }
+}
+
+#[test]
 fn upstream_volume_conflicts() {
     let v = |volumes: Value| named("x", json!({"selector": ab(), "volumes": volumes}));
     let rename = |mut s: SidecarSet, n: &str| {
@@ -656,6 +678,13 @@ fn strategy_rules() {
         n(json!({"type": "RollingUpdate", "scatterStrategy": [{"key": "", "value": "x"}]})).len(),
         1
     );
+    // Terms are told apart by their joined `key:value` text, as upstream does.
+    let joined_twice = json!({"type": "RollingUpdate", "scatterStrategy": [
+        {"key": "zone:a", "value": "b"}, {"key": "zone", "value": "a:b"}]});
+    assert_eq!(n(joined_twice).len(), 1);
+    let distinct = json!({"type": "RollingUpdate", "scatterStrategy": [
+        {"key": "zone", "value": "a"}, {"key": "zone", "value": "b"}]});
+    assert!(n(distinct).is_empty());
     // NotUpdate: nothing of the strategy is validated
     assert!(n(json!({"type": "NotUpdate", "partition": -1, "selector": {}})).is_empty());
     // injection revision
