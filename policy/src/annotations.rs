@@ -107,14 +107,13 @@ pub fn to_json<T: Serialize>(value: &T) -> String {
     serde_json::to_string(value).unwrap_or_else(|_| "{}".to_string())
 }
 
-/// `kruise.io/sidecarset-injected-list`: comma-separated names.
+/// `kruise.io/sidecarset-injected-list`: comma-separated names. As upstream splits a non-empty
+/// value, an empty item (`a,`) is kept.
 pub fn parse_injected_list(value: Option<&str>) -> BTreeSet<String> {
-    value
-        .unwrap_or("")
-        .split(',')
-        .filter(|name| !name.is_empty())
-        .map(str::to_string)
-        .collect()
+    match value {
+        None | Some("") => BTreeSet::new(),
+        Some(names) => names.split(',').map(str::to_string).collect(),
+    }
 }
 
 /// Sorted, de-duplicated, comma-joined without spaces.
@@ -233,7 +232,10 @@ mod tests {
     #[test]
     fn injected_list_round_trip() {
         let names = parse_injected_list(Some("b,a,,b"));
-        assert_eq!(format_injected_list(&names), "a,b");
+        // Upstream's split keeps the empty item.
+        assert_eq!(format_injected_list(&names), ",a,b");
+        assert!(parse_injected_list(Some("")).is_empty());
+        assert!(parse_injected_list(None).is_empty());
     }
 
     #[test]

@@ -30,6 +30,31 @@ pub fn matches(selector: &LabelSelector, labels: &Labels) -> Result<bool, Select
     Ok(selected)
 }
 
+/// Whether `selector` selects `labels` as Kruise's `ValidatedLabelSelectorAsSelector` reads it
+/// (the pod webhook: the selector was validated at admission): only an unknown operator is an
+/// error; `In` without values selects nothing, `NotIn` without values anything, and `Exists` and
+/// `DoesNotExist` ignore values.
+pub fn matches_validated(selector: &LabelSelector, labels: &Labels) -> Result<bool, SelectorError> {
+    let mut selected = true;
+    if let Some(match_labels) = &selector.match_labels {
+        for (key, value) in match_labels {
+            selected &= labels.get(key) == Some(value);
+        }
+    }
+    for requirement in selector.match_expressions.iter().flatten() {
+        let values = requirement.values.as_deref().unwrap_or(&[]);
+        let actual = labels.get(&requirement.key);
+        selected &= match requirement.operator.as_str() {
+            "In" => actual.is_some_and(|v| values.contains(v)),
+            "NotIn" => actual.is_none_or(|v| !values.contains(v)),
+            "Exists" => actual.is_some(),
+            "DoesNotExist" => actual.is_none(),
+            other => return Err(SelectorError::InvalidOperator(other.to_string())),
+        };
+    }
+    Ok(selected)
+}
+
 /// Whether the selector has neither matchLabels nor matchExpressions.
 pub fn is_empty(selector: &LabelSelector) -> bool {
     selector.match_labels.as_ref().is_none_or(|m| m.is_empty())

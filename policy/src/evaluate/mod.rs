@@ -94,8 +94,12 @@ pub fn evaluate(
     let operation = text(&["operation"]);
     let create = operation == "CREATE";
     let create_or_update = matches!(operation, "CREATE" | "UPDATE");
+    // §3.1: a pod request for another resource (e.g. a pod-shaped subresource) is skipped; a
+    // request that names none is judged by its kind.
+    let resource = text(&["resource", "resource"]);
+    let pods = matches!(resource, "" | "pods");
     match (text(&["kind", "group"]), text(&["kind", "kind"])) {
-        ("", "Pod") if create => admit_pod(&mut request, settings, cluster, now),
+        ("", "Pod") if create && pods => admit_pod(&mut request, settings, cluster, now),
         ("apps.kruise.io", "SidecarSet") if create_or_update => {
             admit_sidecarset(&request, settings, cluster)
         }

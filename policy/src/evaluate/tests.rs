@@ -87,6 +87,21 @@ fn listed_and_inline_sidecarsets_inject_the_same_pod() {
     assert_eq!(unused.listed, 0, "inline SidecarSets are the whole set");
 }
 
+/// §3.1: only requests for the `pods` resource are injected (one that names no resource is
+/// judged by its kind).
+#[test]
+fn a_pod_request_for_another_resource_is_allowed_unchanged() {
+    let items = [sidecarset("logs", "web")];
+    let with_resource = |resource: &str| {
+        let mut request = pod_create();
+        request["resource"] = json!({"group": "", "version": "v1", "resource": resource});
+        evaluate(request, &Settings::default(), &mut Listing::of(&items), NOW)
+    };
+    assert!(matches!(with_resource("pods").outcome, Outcome::Mutate(_)));
+    let other = with_resource("podtemplates");
+    assert!(matches!(other.outcome, Outcome::Accept), "{other:?}");
+}
+
 /// Only a SidecarSet that selects the pod is decoded in full: a broken one elsewhere is not the
 /// pod's business, a broken one that selects it is skipped with a warning.
 #[test]

@@ -129,23 +129,22 @@ pub fn pod_matches<S: Selectable>(
 ) -> Result<bool, InjectError> {
     let pod_selected = match sidecarset.selector() {
         Some(pod_selector) if !selector::is_empty(pod_selector) => {
-            selector::matches(pod_selector, labels)
+            selector::matches_validated(pod_selector, labels)
                 .map_err(|e| InjectError::selector(sidecarset.name(), "spec.selector", e))
         }
         _ => Ok(false),
     };
     if let Some(namespace_selector) = sidecarset.namespace_selector() {
-        // Upstream reads the Namespace first; a "no" from the pod selector is final unless a
-        // broken namespaceSelector would have turned a readable Namespace into an error.
-        if matches!(pod_selected, Ok(false)) && selector::check(&namespace_selector).is_ok() {
+        // Upstream (`IsSelectorNamespace`) checks the Namespace first: a namespaceSelector that
+        // does not convert, or a Namespace that cannot be read, is "no match", never an error.
+        let converts = selector::matches_validated(&namespace_selector, &Labels::new()).is_ok();
+        if !converts || matches!(pod_selected, Ok(false)) {
             return Ok(false);
         }
         let Some(namespace_labels) = namespaces.namespace_labels(namespace) else {
             return Ok(false);
         };
-        let selected = selector::matches(&namespace_selector, &namespace_labels)
-            .map_err(|e| InjectError::selector(sidecarset.name(), "spec.namespaceSelector", e))?;
-        if !selected {
+        if !selector::matches_validated(&namespace_selector, &namespace_labels).unwrap_or(false) {
             return Ok(false);
         }
     }

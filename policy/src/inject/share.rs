@@ -1,6 +1,7 @@
 //! §3.7.3–§3.7.5: volume mounts, volume devices and env vars taken from the app containers.
 
 use super::pod::{list, name_of, str_of};
+use crate::admission::validate::k8s_names::is_qualified_name;
 use crate::annotations::IS_INJECTED_ENV;
 use crate::api::{SidecarContainer, TransferEnvVar};
 use crate::selector::Labels;
@@ -156,23 +157,21 @@ pub(crate) fn transfer_envs_of(
                 names.insert(at, name);
             }
         }
-        let Some(container) = pod
+        // Upstream indexes `container/env` over the pod: the last of each name wins. Then in
+        // the names' order.
+        let mut last: Vec<Option<&Value>> = vec![None; names.len()];
+        let sources = pod
             .containers
             .iter()
-            .find(|c| c.name == Some(source.as_str()))
-        else {
-            continue;
-        };
-        // One pass over the env: the first of each name, then in the names' order.
-        let mut first: Vec<Option<&Value>> = vec![None; names.len()];
-        for (name, env) in &container.env {
+            .filter(|c| c.name == Some(source.as_str()));
+        for (name, env) in sources.flat_map(|c| &c.env) {
             if let Some(index) = names.iter().position(|n| n == name)
-                && let Some(slot @ None) = first.get_mut(index)
+                && let Some(slot) = last.get_mut(index)
             {
                 *slot = Some(*env);
             }
         }
-        out.extend(first.into_iter().flatten().cloned());
+        out.extend(last.into_iter().flatten().cloned());
     }
     out
 }
@@ -190,15 +189,18 @@ pub(super) fn transfer_source(
     else {
         return Some(item.source_container_name.clone());
     };
-    if !field_ref.api_version.is_empty() && field_ref.api_version != "v1" {
+    // Upstream's `ExtractContainerNameFromFieldPath`: apiVersion plays no part; the key must be
+    // a qualified name (an annotation key lower-cased first).
+    let (path, key) = split_subscript(&field_ref.field_path)?;
+    let (map, checked) = match path {
+        "metadata.annotations" => (annotations, key.to_lowercase()),
+        "metadata.labels" => (labels, key.to_string()),
+        _ => return None,
+    };
+    if !is_qualified_name(&checked).is_empty() {
         return None;
     }
-    let (path, key) = split_subscript(&field_ref.field_path)?;
-    match path {
-        "metadata.annotations" => Some(annotations.get(key).cloned().unwrap_or_default()),
-        "metadata.labels" => Some(labels.get(key).cloned().unwrap_or_default()),
-        _ => None,
-    }
+    Some(map.get(key).cloned().unwrap_or_default())
 }
 
 /// `path['key']` → (path, key).

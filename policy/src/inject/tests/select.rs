@@ -346,33 +346,57 @@ fn namespace_is_looked_up_only_for_pods_the_selector_matches() {
     assert_eq!(lookups, ["ns1"]);
 }
 
-/// A broken namespaceSelector still fails the request once the Namespace is readable, as upstream
-/// (which reads the Namespace before the pod selector) does.
+/// A namespaceSelector that does not convert is "no match", never an error (upstream's
+/// `IsSelectorNamespace`): one such SidecarSet must not block every pod in the cluster.
 #[test]
-fn broken_namespace_selector_errors_even_when_the_pod_selector_says_no() {
+fn broken_namespace_selector_matches_no_pod() {
     let mut sidecarset = sidecarset1();
     sidecarset["spec"]["namespaceSelector"] =
         json!({"matchExpressions": [{"key": "team", "operator": "Bad"}]});
     let all = [decode(&sidecarset)];
-    let other = labels(&[("app", "other")]);
-    let mut readable = |_: &str| Some(Labels::new());
-    let result = select_sidecarsets("ns1", &other, &all, &mut readable);
-    assert!(
-        matches!(
-            &result,
-            Err(InjectError::Selector {
-                field: "spec.namespaceSelector",
-                ..
-            })
-        ),
-        "{result:?}"
+    let mut lookups = 0;
+    let mut readable = |_: &str| {
+        lookups += 1;
+        Some(Labels::new())
+    };
+    for pod in [
+        labels(&[("app", "other")]),
+        labels(&[("app", "suxing-test")]),
+    ] {
+        let selected = select_sidecarsets("ns1", &pod, &all, &mut readable);
+        assert!(selected.as_ref().is_ok_and(Vec::is_empty), "{selected:?}");
+    }
+    assert_eq!(
+        lookups, 0,
+        "the Namespace is not read for a selector that does not convert"
     );
-    let mut unreadable = |_: &str| None;
-    assert!(
-        select_sidecarsets("ns1", &other, &all, &mut unreadable)
-            .unwrap()
-            .is_empty()
-    );
+}
+
+/// The pod selector is read as Kruise's `ValidatedLabelSelectorAsSelector` reads it: only an
+/// unknown operator is an error; `In` without values selects nothing, `NotIn` without values
+/// anything.
+#[test]
+fn pod_selector_reads_as_validated_at_admission() {
+    let with_expression = |operator: &str| {
+        let mut sidecarset = sidecarset1();
+        sidecarset["spec"]["selector"] =
+            json!({"matchExpressions": [{"key": "app", "operator": operator}]});
+        [decode(&sidecarset)]
+    };
+    let pod = labels(&[("app", "suxing-test")]);
+    let selected = |all: &[SidecarSet]| {
+        let mut lookup = |_: &str| None;
+        select_sidecarsets("ns1", &pod, all, &mut lookup).map(|s| s.len())
+    };
+    assert_eq!(selected(&with_expression("In")).ok(), Some(0));
+    assert_eq!(selected(&with_expression("NotIn")).ok(), Some(1));
+    assert!(matches!(
+        selected(&with_expression("Bad")),
+        Err(InjectError::Selector {
+            field: "spec.selector",
+            ..
+        })
+    ));
 }
 
 /// An unsupported field of a base SidecarSet that its canary replaces does not fail the pod.

@@ -370,8 +370,8 @@ fn field_ref(api_version: &str, field_path: &str) -> TransferEnvVar {
 
 /// §6.3 case 23 (TestConvertDownwardAPIFieldLabel), as the injection side uses it: a source
 /// container fieldRef other than a subscripted annotation/label is an error, which skips the
-/// transferEnv item. The port also rejects a non-`v1` apiVersion here (upstream's injection
-/// ignores it; its validation rejects it).
+/// transferEnv item. The apiVersion plays no part here, as in upstream's injection (SidecarSet
+/// admission rejects a non-`v1` one, rule 11).
 #[test]
 fn convert_downward_api_field_label() {
     let labels = labels(&[("myLabelKey", "myLabelValue")]);
@@ -379,7 +379,17 @@ fn convert_downward_api_field_label() {
     let source = |version: &str, path: &str| {
         transfer_source(&field_ref(version, path), &labels, &annotations)
     };
-    assert_eq!(source("v2", "metadata.labels['myLabelKey']"), None);
+    assert_eq!(
+        source("v2", "metadata.labels['myLabelKey']").as_deref(),
+        Some("myLabelValue")
+    );
+    // The key must be a qualified name (an annotation key lower-cased first).
+    assert_eq!(source("v1", "metadata.labels['bad key']"), None);
+    assert_eq!(source("v1", "metadata.annotations['bad key']"), None);
+    assert_eq!(
+        source("v1", "metadata.annotations['MyAnnoKey']").as_deref(),
+        Some("")
+    );
     assert_eq!(source("v1", "invalid-label"), None);
     assert_eq!(source("v1", "metadata.name"), None);
     assert_eq!(source("v1", "metadata.annotations"), None);
@@ -417,12 +427,14 @@ fn extract_container_name_from_field_path() {
     );
 }
 
-/// §6.3 case 25 (TestGetSidecarTransferEnvs).
+/// §6.3 case 25 (TestGetSidecarTransferEnvs); of a name defined twice, the last (upstream's
+/// `container/env` index).
 #[test]
 fn get_sidecar_transfer_envs() {
     let pod_containers = [json!({
         "name": "main",
-        "env": [{"name": "test-env", "value": "test-value"}, {"name": "other", "value": "o"}]
+        "env": [{"name": "test-env", "value": "first"}, {"name": "other", "value": "o"},
+                {"name": "test-env", "value": "test-value"}]
     })];
     let by_name = TransferEnvVar {
         source_container_name: "main".into(),

@@ -58,16 +58,15 @@ fn old_transfer(sidecar: &SidecarContainer, pod: &[Value]) -> Vec<Value> {
             .filter(|n| !n.is_empty())
             .chain(item.env_names.iter().map(String::as_str))
             .collect();
-        let Some(container) = pod
+        // Upstream's index: `container/env` over every container, the last of each key wins.
+        let sources = pod
             .iter()
             .filter_map(Value::as_object)
-            .find(|c| c.get("name").and_then(Value::as_str) == Some(source))
-        else {
-            continue;
-        };
+            .filter(|c| c.get("name").and_then(Value::as_str) == Some(source));
+        let envs: Vec<&Value> = sources.flat_map(|c| list(c, "env")).collect();
         for name in names {
-            if let Some(env) = list(container, "env").iter().find(|e| name_of(e) == name) {
-                out.push(env.clone());
+            if let Some(env) = envs.iter().rev().find(|e| name_of(e) == name) {
+                out.push((*env).clone());
             }
         }
     }
