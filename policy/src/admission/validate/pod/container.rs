@@ -2,10 +2,15 @@
 
 use super::super::errors::FieldError;
 use super::super::k8s_names::{
-    is_dns1123_label, is_dns1123_subdomain, is_qualified_name, is_relaxed_env_var_name,
-    is_valid_port_name, is_valid_port_num,
+    is_dns1123_label, is_dns1123_subdomain, is_relaxed_env_var_name, is_valid_port_name,
+    is_valid_port_num,
 };
-use super::json::{Object, has, int_at, obj_at, objects_at, str_at};
+use super::downward_api::{
+    ENV_FIELD_PATHS, validate_object_field_selector, validate_resource_field_selector,
+};
+use super::json::{Object, int_at, obj_at, objects_at, str_at};
+use super::mount_options::validate_mount_options;
+use super::security_context::{is_privileged, validate_security_context};
 use super::volumes::{VolumeMap, local_descending_path};
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -74,9 +79,11 @@ pub fn validate_common(
         })
         .collect();
     // type errors of the reads above are reported once, by `validate_mounts`/`validate_devices`
-    validate_mounts(&mounts, &device_map, volumes, errs);
+    validate_mounts(&mounts, &device_map, volumes, is_privileged(c), errs);
     validate_devices(&devices, &mount_map, volumes, errs);
     super::resources::validate_resources(c, path, errs);
+    super::resize_policy::validate_resize_policy(c, path, errs);
+    validate_security_context(c, path, errs);
 }
 
 /// A required member restricted to `supported` (empty → Required, other → NotSupported).
@@ -161,27 +168,21 @@ fn validate_env(c: &Object, path: &str, errs: &mut Vec<FieldError>) {
         let mut sources = 0;
         if let Some(field_ref) = obj_at(from, "fieldRef", &fpath, errs) {
             sources += 1;
-            validate_env_field_ref(field_ref, &format!("{fpath}.fieldRef"), errs);
+            validate_object_field_selector(
+                field_ref,
+                &ENV_FIELD_PATHS,
+                &format!("{fpath}.fieldRef"),
+                errs,
+            );
         }
         if let Some(resource_ref) = obj_at(from, "resourceFieldRef", &fpath, errs) {
             sources += 1;
-            let rpath = format!("{fpath}.resourceFieldRef");
-            let resource = str_at(resource_ref, "resource", &rpath, errs);
-            let known = ["cpu", "memory", "ephemeral-storage"];
-            let valid = ["limits.", "requests."].iter().any(|prefix| {
-                resource
-                    .strip_prefix(prefix)
-                    .is_some_and(|r| known.contains(&r) || r.starts_with("hugepages-"))
-            });
-            if resource.is_empty() {
-                errs.push(FieldError::required(format!("{rpath}.resource"), ""));
-            } else if !valid {
-                errs.push(FieldError::invalid_str(
-                    format!("{rpath}.resource"),
-                    resource,
-                    "must be one of limits.cpu, limits.memory, limits.ephemeral-storage, requests.cpu, requests.memory, requests.ephemeral-storage or a hugepages resource",
-                ));
-            }
+            validate_resource_field_selector(
+                resource_ref,
+                false,
+                &format!("{fpath}.resourceFieldRef"),
+                errs,
+            );
         }
         for kind in ["configMapKeyRef", "secretKeyRef"] {
             if let Some(selector) = obj_at(from, kind, &fpath, errs) {
@@ -222,69 +223,6 @@ fn validate_env(c: &Object, path: &str, errs: &mut Vec<FieldError>) {
                 "may not have more than one field specified at a time",
             ));
         }
-    }
-}
-
-/// The downward-API fields an env var may read (`validEnvDownwardAPIFieldPathExpressions`).
-const ENV_FIELD_PATHS: [&str; 11] = [
-    "metadata.name",
-    "metadata.namespace",
-    "metadata.uid",
-    "spec.nodeName",
-    "spec.serviceAccountName",
-    "status.hostIP",
-    "status.hostIPs",
-    "status.podIP",
-    "status.podIPs",
-    "metadata.labels",
-    "metadata.annotations",
-];
-
-fn validate_env_field_ref(fs: &Object, path: &str, errs: &mut Vec<FieldError>) {
-    let api = str_at(fs, "apiVersion", path, errs);
-    let field_path = str_at(fs, "fieldPath", path, errs);
-    if api.is_empty() {
-        errs.push(FieldError::required(format!("{path}.apiVersion"), ""));
-        return;
-    }
-    if field_path.is_empty() {
-        errs.push(FieldError::required(format!("{path}.fieldPath"), ""));
-        return;
-    }
-    if api != "v1" {
-        errs.push(FieldError::invalid_str(
-            format!("{path}.fieldPath"),
-            field_path,
-            &format!("error converting fieldPath: unsupported pod version: {api}"),
-        ));
-        return;
-    }
-    let subscripted = field_path
-        .strip_suffix("']")
-        .and_then(|s| s.split_once("['"))
-        .filter(|(p, _)| !p.is_empty());
-    match subscripted {
-        Some(("metadata.annotations", key)) => {
-            for msg in is_qualified_name(&key.to_lowercase()) {
-                errs.push(FieldError::invalid_str(path, key, &msg));
-            }
-        }
-        Some(("metadata.labels", key)) => {
-            for msg in is_qualified_name(key) {
-                errs.push(FieldError::invalid_str(path, key, &msg));
-            }
-        }
-        Some((other, _)) => errs.push(FieldError::invalid_str(
-            path,
-            other,
-            "does not support subscript",
-        )),
-        None if ENV_FIELD_PATHS.contains(&field_path) => {}
-        None => errs.push(FieldError::not_supported(
-            format!("{path}.fieldPath"),
-            field_path,
-            &ENV_FIELD_PATHS,
-        )),
     }
 }
 
@@ -363,6 +301,7 @@ fn validate_mounts(
     mounts: &[(String, &Object)],
     devices: &BTreeMap<&str, &str>,
     volumes: &VolumeMap,
+    privileged: bool,
     errs: &mut Vec<FieldError>,
 ) {
     let mut mount_points = BTreeSet::new();
@@ -417,15 +356,7 @@ fn validate_mounts(
                 &format!("{mpath}.subPathExpr"),
             ));
         }
-        let propagation = str_at(mount, "mountPropagation", mpath, errs);
-        let modes = ["None", "HostToContainer", "Bidirectional"];
-        if has(mount, "mountPropagation") && !modes.contains(&propagation) {
-            errs.push(FieldError::not_supported(
-                format!("{mpath}.mountPropagation"),
-                propagation,
-                &modes,
-            ));
-        }
+        validate_mount_options(mount, mpath, privileged, errs);
     }
 }
 

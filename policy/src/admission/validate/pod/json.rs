@@ -6,18 +6,22 @@ use serde_json::{Map, Value};
 
 pub type Object = Map<String, Value>;
 
-fn type_error(path: String, value: &Value, expected: &str) -> FieldError {
-    let shown = value.to_string();
-    let shown = if shown.len() > 64 {
+/// A JSON value as an error shows it: compact, cut after 64 bytes.
+pub fn shown(value: &Value) -> String {
+    let text = value.to_string();
+    if text.len() > 64 {
         let cut = (0..=64)
             .rev()
-            .find(|i| shown.is_char_boundary(*i))
+            .find(|i| text.is_char_boundary(*i))
             .unwrap_or(0);
-        format!("{}…", shown.get(..cut).unwrap_or(""))
+        format!("{}…", text.get(..cut).unwrap_or(""))
     } else {
-        shown
-    };
-    FieldError::invalid(path, shown, &format!("must be {expected}"))
+        text
+    }
+}
+
+fn type_error(path: String, value: &Value, expected: &str) -> FieldError {
+    FieldError::invalid(path, shown(value), &format!("must be {expected}"))
 }
 
 /// A string member; `""` when absent or null.
@@ -28,6 +32,35 @@ pub fn str_at<'a>(obj: &'a Object, key: &str, path: &str, errs: &mut Vec<FieldEr
         Some(other) => {
             errs.push(type_error(format!("{path}.{key}"), other, "a string"));
             ""
+        }
+    }
+}
+
+/// An optional string member (a Go `*string`); `None` when absent or null.
+pub fn opt_str_at<'a>(
+    obj: &'a Object,
+    key: &str,
+    path: &str,
+    errs: &mut Vec<FieldError>,
+) -> Option<&'a str> {
+    match obj.get(key) {
+        None | Some(Value::Null) => None,
+        Some(Value::String(s)) => Some(s),
+        Some(other) => {
+            errs.push(type_error(format!("{path}.{key}"), other, "a string"));
+            None
+        }
+    }
+}
+
+/// A boolean member; `None` when absent or null.
+pub fn bool_at(obj: &Object, key: &str, path: &str, errs: &mut Vec<FieldError>) -> Option<bool> {
+    match obj.get(key) {
+        None | Some(Value::Null) => None,
+        Some(Value::Bool(b)) => Some(*b),
+        Some(other) => {
+            errs.push(type_error(format!("{path}.{key}"), other, "a boolean"));
+            None
         }
     }
 }

@@ -1,15 +1,28 @@
 //! §2.2 rule 12: Kubernetes pod-creation validation of the synthetic pod upstream builds
-//! (name `test`, namespace `default`, restartPolicy Always, DNSPolicy ClusterFirst, the
-//! SidecarSet's init containers, containers — a `test`/`busybox` dummy if none — and volumes).
+//! (name `test`, namespace `default`, restartPolicy Always, DNSPolicy ClusterFirst,
+//! serviceAccountName `default`, terminationGracePeriodSeconds 30, the SidecarSet's init
+//! containers, containers — a `test`/`busybox` dummy if none — and volumes), validated with
+//! Kruise's `DefaultPodValidationOptions` (so no zero-second sleep hooks and no resize policy
+//! on init containers).
 //!
-//! A subset of `corevalidation.ValidatePodCreate`: the parts a SidecarSet can get wrong.
+//! A subset of `corevalidation.ValidatePodCreate` (k8s 1.32): the parts a SidecarSet can get
+//! wrong. Not covered yet: `windowsOptions` (only type-checked) and the per-source checks of
+//! the rarer volume types.
+//!
 //! Errors name the SidecarSet field (`spec.containers[0].image`), not the synthetic pod's.
 
 mod container;
+mod downward_api;
 mod json;
+mod mount_options;
 mod probes;
+mod resize_policy;
 mod resources;
+mod security_context;
 mod volumes;
+
+#[cfg(test)]
+mod tests;
 
 use super::errors::FieldError;
 use crate::api::{SidecarContainer, SidecarSetSpec};

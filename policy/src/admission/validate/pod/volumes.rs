@@ -2,9 +2,11 @@
 
 use super::super::errors::FieldError;
 use super::super::k8s_names::is_dns1123_label;
+use super::downward_api::validate_volume_file_source;
 use super::json::{Object, int_at, obj_at, objects_at, str_at};
+use crate::quantity::Quantity;
 use serde_json::Value;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// Every core/v1 VolumeSource member (Kubernetes 1.33).
 const SOURCES: [&str; 30] = [
@@ -143,6 +145,7 @@ fn validate_source(
                     &["", "Memory", "HugePages"],
                 ));
             }
+            size_limit(body, &spath, errs);
         }
         "secret" => {
             required_str(body, "secretName", &spath, errs);
@@ -178,8 +181,7 @@ fn validate_source(
         "downwardAPI" => {
             file_mode(body, "defaultMode", &spath, errs);
             for (ipath, item) in objects_at(body, "items", &spath, errs) {
-                relative_path(item, "path", &ipath, errs);
-                file_mode(item, "mode", &ipath, errs);
+                downward_api_file(item, &ipath, errs);
             }
         }
         "projected" => {
@@ -189,6 +191,38 @@ fn validate_source(
         _ => {}
     }
     Some(source)
+}
+
+/// `emptyDir.sizeLimit`: a quantity, not negative.
+fn size_limit(body: &Object, path: &str, errs: &mut Vec<FieldError>) {
+    let Some(value) = body.get("sizeLimit").filter(|v| !v.is_null()) else {
+        return;
+    };
+    let field = format!("{path}.sizeLimit");
+    match Quantity::from_json(value) {
+        Some(Ok(q)) if q.milli_value() < 0 => errs.push(FieldError::forbidden(
+            field,
+            "SizeLimit field must be a valid resource quantity",
+        )),
+        Some(Ok(_)) => {}
+        Some(Err(e)) => errs.push(FieldError::invalid(
+            field,
+            value.to_string(),
+            &e.to_string(),
+        )),
+        None => errs.push(FieldError::invalid(
+            field,
+            value.to_string(),
+            "must be a quantity string",
+        )),
+    }
+}
+
+/// `validateDownwardAPIVolumeFile` (`path` = the item's path).
+fn downward_api_file(item: &Object, path: &str, errs: &mut Vec<FieldError>) {
+    relative_path(item, "path", path, errs);
+    validate_volume_file_source(item, path, errs);
+    file_mode(item, "mode", path, errs);
 }
 
 fn required_str(body: &Object, key: &str, path: &str, errs: &mut Vec<FieldError>) {
@@ -263,6 +297,9 @@ fn validate_projections(body: &Object, path: &str, errs: &mut Vec<FieldError>) {
         "serviceAccountToken",
         "clusterTrustBundle",
     ];
+    // Every file path of the projected volume, for upstream's "conflicting duplicate paths".
+    let mut all_paths = BTreeSet::new();
+    let mut scratch = Vec::new();
     for (spath, source) in objects_at(body, "sources", path, errs) {
         let present: Vec<&str> = KINDS
             .iter()
@@ -272,8 +309,32 @@ fn validate_projections(body: &Object, path: &str, errs: &mut Vec<FieldError>) {
         if present.len() > 1 {
             errs.push(FieldError::forbidden(
                 spath.clone(),
-                "may not specify more than 1 volume type per source",
+                "may not specify more than 1 volume type",
             ));
+        }
+        for kind in ["secret", "configMap"] {
+            if let Some(inner) = obj_at(source, kind, &spath, errs) {
+                let kpath = format!("{spath}.{kind}");
+                required_str(inner, "name", &kpath, errs);
+                key_to_paths(inner, &kpath, errs);
+                let name = str_at(inner, "name", &kpath, &mut scratch);
+                for (ipath, item) in objects_at(inner, "items", &kpath, &mut scratch) {
+                    let file = str_at(item, "path", &ipath, &mut scratch);
+                    if !file.is_empty() && !all_paths.insert(file) {
+                        errs.push(conflicting_path(path, name));
+                    }
+                }
+            }
+        }
+        if let Some(downward) = obj_at(source, "downwardAPI", &spath, errs) {
+            let dpath = format!("{spath}.downwardAPI");
+            for (ipath, item) in objects_at(downward, "items", &dpath, errs) {
+                downward_api_file(item, &ipath, errs);
+                let file = str_at(item, "path", &ipath, &mut scratch);
+                if !file.is_empty() && !all_paths.insert(file) {
+                    errs.push(conflicting_path(path, file));
+                }
+            }
         }
         if let Some(token) = obj_at(source, "serviceAccountToken", &spath, errs) {
             let tpath = format!("{spath}.serviceAccountToken");
@@ -294,10 +355,15 @@ fn validate_projections(body: &Object, path: &str, errs: &mut Vec<FieldError>) {
                 }
             }
         }
-        for kind in ["secret", "configMap"] {
-            if let Some(inner) = obj_at(source, kind, &spath, errs) {
-                key_to_paths(inner, &format!("{spath}.{kind}"), errs);
+        if let Some(bundle) = obj_at(source, "clusterTrustBundle", &spath, errs) {
+            let file = str_at(bundle, "path", &spath, &mut scratch);
+            if !all_paths.insert(file) {
+                errs.push(conflicting_path(path, file));
             }
         }
     }
+}
+
+fn conflicting_path(path: &str, value: &str) -> FieldError {
+    FieldError::invalid_str(path, value, "conflicting duplicate paths")
 }
