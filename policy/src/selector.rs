@@ -18,16 +18,7 @@ pub type Labels = BTreeMap<String, String>;
 /// Whether `selector` selects `labels`. An empty selector selects everything.
 /// (Callers decide what a `None` selector means: SidecarSets treat it as "nothing".)
 pub fn matches(selector: &LabelSelector, labels: &Labels) -> Result<bool, SelectorError> {
-    let mut selected = true;
-    if let Some(match_labels) = &selector.match_labels {
-        for (key, value) in match_labels {
-            selected &= labels.get(key) == Some(value);
-        }
-    }
-    for requirement in selector.match_expressions.iter().flatten() {
-        selected &= requirement_matches(requirement, labels)?;
-    }
-    Ok(selected)
+    evaluate(selector, labels, true)
 }
 
 /// Whether `selector` selects `labels` as Kruise's `ValidatedLabelSelectorAsSelector` reads it
@@ -35,6 +26,15 @@ pub fn matches(selector: &LabelSelector, labels: &Labels) -> Result<bool, Select
 /// error; `In` without values selects nothing, `NotIn` without values anything, and `Exists` and
 /// `DoesNotExist` ignore values.
 pub fn matches_validated(selector: &LabelSelector, labels: &Labels) -> Result<bool, SelectorError> {
+    evaluate(selector, labels, false)
+}
+
+/// `strict`: the value counts are checked as `metav1.LabelSelectorAsSelector` does.
+fn evaluate(
+    selector: &LabelSelector,
+    labels: &Labels,
+    strict: bool,
+) -> Result<bool, SelectorError> {
     let mut selected = true;
     if let Some(match_labels) = &selector.match_labels {
         for (key, value) in match_labels {
@@ -42,15 +42,7 @@ pub fn matches_validated(selector: &LabelSelector, labels: &Labels) -> Result<bo
         }
     }
     for requirement in selector.match_expressions.iter().flatten() {
-        let values = requirement.values.as_deref().unwrap_or(&[]);
-        let actual = labels.get(&requirement.key);
-        selected &= match requirement.operator.as_str() {
-            "In" => actual.is_some_and(|v| values.contains(v)),
-            "NotIn" => actual.is_none_or(|v| !values.contains(v)),
-            "Exists" => actual.is_some(),
-            "DoesNotExist" => actual.is_none(),
-            other => return Err(SelectorError::InvalidOperator(other.to_string())),
-        };
+        selected &= requirement_matches(requirement, labels, strict)?;
     }
     Ok(selected)
 }
@@ -67,18 +59,19 @@ pub fn is_empty(selector: &LabelSelector) -> bool {
 fn requirement_matches(
     requirement: &LabelSelectorRequirement,
     labels: &Labels,
+    strict: bool,
 ) -> Result<bool, SelectorError> {
     let values = requirement.values.as_deref().unwrap_or(&[]);
     let key = &requirement.key;
     let actual = labels.get(key);
     match requirement.operator.as_str() {
-        "In" | "NotIn" if values.is_empty() => Err(SelectorError::ValuesRequired {
+        "In" | "NotIn" if strict && values.is_empty() => Err(SelectorError::ValuesRequired {
             operator: requirement.operator.clone(),
             key: key.clone(),
         }),
         "In" => Ok(actual.is_some_and(|v| values.contains(v))),
         "NotIn" => Ok(actual.is_none_or(|v| !values.contains(v))),
-        "Exists" | "DoesNotExist" if !values.is_empty() => {
+        "Exists" | "DoesNotExist" if strict && !values.is_empty() => {
             Err(SelectorError::ValuesForbidden { key: key.clone() })
         }
         "Exists" => Ok(actual.is_some()),
