@@ -148,7 +148,8 @@ fn annotations_are_decoded_as_the_policy_decodes_them() {
             .iter()
             .map(String::as_str)
             .collect::<Vec<_>>(),
-        ["a", "b"]
+        // Split as upstream splits it: the empty item stays (no SidecarSet is named "").
+        ["", "a", "b"]
     );
     assert_eq!(facts.working, [("envoy".into(), "envoy-2".into())].into());
     let UpdateStates::Parsed(states) = &facts.update_states else {
