@@ -200,7 +200,7 @@ fn kubernetes_callbacks_without_a_cluster_fail_like_kwctl() {
     assert_eq!(line["allowed"], false);
     assert_eq!(
         line["status"]["message"],
-        "internal server error: Guest call failure: kube::Client was not initialized properly"
+        "internal server error: Guest call failure: Callback evaluation failure: kube::Client was not initialized properly"
     );
 }
 
@@ -351,7 +351,7 @@ fn context_dir_record_and_replay() {
     );
     assert_eq!(
         exhausted["status"]["message"],
-        "internal server error: Guest call failure: the list of recorded responses is empty"
+        "internal server error: Guest call failure: Callback evaluation failure: the list of recorded responses is empty"
     );
 }
 
@@ -362,7 +362,23 @@ fn bad_inputs_are_clear_errors() {
     let request = write_json(&dir, "request.json", &pod_request());
     let garbage = dir.join("garbage.json");
     std::fs::write(&garbage, "{not json").unwrap();
+    // As kwctl: neither an AdmissionRequest nor an AdmissionReview is an input error.
+    let array = write_json(&dir, "array.json", &serde_json::json!([1, 2]));
+    let review =
+        serde_json::json!({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview"});
+    let no_request = write_json(&dir, "review.json", &review);
+    let run = |request: &std::path::Path| -> Vec<String> {
+        let module = module.display().to_string();
+        vec![
+            "run".into(),
+            "-r".into(),
+            request.display().to_string(),
+            module,
+        ]
+    };
     for args in [
+        run(&array),
+        run(&no_request),
         vec![
             "run".into(),
             "-r".into(),

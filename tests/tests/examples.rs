@@ -38,6 +38,11 @@ fn examples_run_as_documented() {
             strip_times(from_context.decoded_patch()),
             "{name}: session replay"
         );
+        assert_eq!(
+            session.remaining(),
+            0,
+            "{name}: every recorded exchange is replayed"
+        );
 
         if inline_applies {
             let offline = evaluate_admission(engine, &request, &inline, &NoCluster);

@@ -7,6 +7,7 @@ use anyhow::{Context, bail};
 use clap::Args;
 use serde_json::Value;
 
+use sidecarset_host::admission::admission_request;
 use sidecarset_host::context::{
     AllowList, ClusterContext, NoCluster, SessionRecorder, SessionReplayer,
 };
@@ -79,6 +80,9 @@ pub fn execute(args: &RunArgs) -> anyhow::Result<()> {
     let request_text = super::common::read_input(&args.request_path)?;
     let request: Value = serde_json::from_str(&request_text)
         .with_context(|| format!("cannot parse request {}", args.request_path.display()))?;
+    // As kwctl: a document that is neither form is an input error, not a policy rejection.
+    admission_request(&request)
+        .with_context(|| format!("invalid request {}", args.request_path.display()))?;
     let settings = read_settings(args)?;
     // Checked before any host answers: refused reads are neither recorded nor replayed.
     let granted = super::common::granted_resources(&engine, args.allow_context_aware);

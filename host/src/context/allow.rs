@@ -8,6 +8,9 @@ use serde_json::Value;
 use super::CallbackRequestType;
 use crate::engine::HostCallbacks;
 
+/// What policy-evaluator puts before a capability handler's error.
+pub const CALLBACK_FAILURE: &str = "Callback evaluation failure: ";
+
 /// `(apiVersion, kind)` pairs a policy has been granted, compared exactly (case-sensitive).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ContextAwareResources {
@@ -130,7 +133,14 @@ impl<H: HostCallbacks> HostCallbacks for AllowList<H> {
                 "Policy has not been granted access to Kubernetes {api_version}/{kind} resources. The violation has been reported."
             ));
         }
-        self.host.call(binding, namespace, operation, payload)
+        // policy-evaluator decodes the request before its handler runs (a decode error stays
+        // bare) and prefixes whatever error the handler answers.
+        let decodes = CallbackRequestType::from_host_call(namespace, operation, payload).is_ok();
+        let answer = self.host.call(binding, namespace, operation, payload);
+        match answer {
+            Err(message) if decodes => Err(format!("{CALLBACK_FAILURE}{message}")),
+            answer => answer,
+        }
     }
 
     fn log(&self, payload: &[u8]) {
@@ -149,6 +159,38 @@ mod tests {
         fn call(&self, _: &str, _: &str, operation: &str, _: &[u8]) -> Result<Vec<u8>, String> {
             Ok(operation.as_bytes().to_vec())
         }
+    }
+
+    struct Failing;
+
+    impl HostCallbacks for Failing {
+        fn call(&self, _: &str, _: &str, _: &str, _: &[u8]) -> Result<Vec<u8>, String> {
+            Err("the server is away".into())
+        }
+    }
+
+    /// As policy-evaluator: a handler's error is a "Callback evaluation failure"; a request that
+    /// does not decode, or one the allow-list refuses, is answered bare.
+    #[test]
+    fn handler_errors_are_callback_evaluation_failures() {
+        let metadata =
+            json!({"contextAwareResources": [{"apiVersion": "v1", "kind": "Namespace"}]});
+        let host = AllowList::new(Failing, ContextAwareResources::declared_by(Some(&metadata)));
+        let namespaces = br#"{"api_version":"v1","kind":"Namespace","label_selector":null,"field_selector":null}"#;
+        assert_eq!(
+            host.call("kubewarden", "kubernetes", "list_resources_all", namespaces)
+                .unwrap_err(),
+            "Callback evaluation failure: the server is away"
+        );
+        let garbage = host.call("kubewarden", "kubernetes", "list_resources_all", b"{");
+        assert_eq!(garbage.unwrap_err(), "the server is away");
+        let secret = br#"{"api_version":"v1","kind":"Secret","name":"s","namespace":"default","disable_cache":false}"#;
+        let refused = host.call("kubewarden", "kubernetes", "get_resource", secret);
+        assert!(
+            refused
+                .unwrap_err()
+                .starts_with("Policy has not been granted access")
+        );
     }
 
     #[test]
