@@ -24,16 +24,27 @@ fn type_error(path: String, value: &Value, expected: &str) -> FieldError {
     FieldError::invalid(path, shown(value), &format!("must be {expected}"))
 }
 
+/// The member `key` read by `read`; `None` when absent or null. Any other type is reported as
+/// not `expected`.
+fn member_at<'a, T>(
+    obj: &'a Object,
+    key: &str,
+    path: &str,
+    errs: &mut Vec<FieldError>,
+    expected: &str,
+    read: impl Fn(&'a Value) -> Option<T>,
+) -> Option<T> {
+    let value = obj.get(key).filter(|v| !v.is_null())?;
+    let read = read(value);
+    if read.is_none() {
+        errs.push(type_error(format!("{path}.{key}"), value, expected));
+    }
+    read
+}
+
 /// A string member; `""` when absent or null.
 pub fn str_at<'a>(obj: &'a Object, key: &str, path: &str, errs: &mut Vec<FieldError>) -> &'a str {
-    match obj.get(key) {
-        None | Some(Value::Null) => "",
-        Some(Value::String(s)) => s,
-        Some(other) => {
-            errs.push(type_error(format!("{path}.{key}"), other, "a string"));
-            ""
-        }
-    }
+    opt_str_at(obj, key, path, errs).unwrap_or("")
 }
 
 /// An optional string member (a Go `*string`); `None` when absent or null.
@@ -43,26 +54,12 @@ pub fn opt_str_at<'a>(
     path: &str,
     errs: &mut Vec<FieldError>,
 ) -> Option<&'a str> {
-    match obj.get(key) {
-        None | Some(Value::Null) => None,
-        Some(Value::String(s)) => Some(s),
-        Some(other) => {
-            errs.push(type_error(format!("{path}.{key}"), other, "a string"));
-            None
-        }
-    }
+    member_at(obj, key, path, errs, "a string", Value::as_str)
 }
 
 /// A boolean member; `None` when absent or null.
 pub fn bool_at(obj: &Object, key: &str, path: &str, errs: &mut Vec<FieldError>) -> Option<bool> {
-    match obj.get(key) {
-        None | Some(Value::Null) => None,
-        Some(Value::Bool(b)) => Some(*b),
-        Some(other) => {
-            errs.push(type_error(format!("{path}.{key}"), other, "a boolean"));
-            None
-        }
-    }
+    member_at(obj, key, path, errs, "a boolean", Value::as_bool)
 }
 
 /// Whether a member is present and not null.
@@ -72,16 +69,7 @@ pub fn has(obj: &Object, key: &str) -> bool {
 
 /// An integer member; `None` when absent or null.
 pub fn int_at(obj: &Object, key: &str, path: &str, errs: &mut Vec<FieldError>) -> Option<i64> {
-    match obj.get(key) {
-        None | Some(Value::Null) => None,
-        Some(v) => match v.as_i64() {
-            Some(i) => Some(i),
-            None => {
-                errs.push(type_error(format!("{path}.{key}"), v, "an integer"));
-                None
-            }
-        },
-    }
+    member_at(obj, key, path, errs, "an integer", Value::as_i64)
 }
 
 /// An object member; `None` when absent or null.
@@ -91,14 +79,7 @@ pub fn obj_at<'a>(
     path: &str,
     errs: &mut Vec<FieldError>,
 ) -> Option<&'a Object> {
-    match obj.get(key) {
-        None | Some(Value::Null) => None,
-        Some(Value::Object(m)) => Some(m),
-        Some(other) => {
-            errs.push(type_error(format!("{path}.{key}"), other, "an object"));
-            None
-        }
-    }
+    member_at(obj, key, path, errs, "an object", Value::as_object)
 }
 
 /// An array member; empty when absent or null.
@@ -108,14 +89,10 @@ pub fn list_at<'a>(
     path: &str,
     errs: &mut Vec<FieldError>,
 ) -> &'a [Value] {
-    match obj.get(key) {
-        None | Some(Value::Null) => &[],
-        Some(Value::Array(items)) => items,
-        Some(other) => {
-            errs.push(type_error(format!("{path}.{key}"), other, "a list"));
-            &[]
-        }
-    }
+    member_at(obj, key, path, errs, "a list", |v| {
+        v.as_array().map(Vec::as_slice)
+    })
+    .unwrap_or(&[])
 }
 
 /// The objects of an array member with their paths (`path.key[i]`); non-objects are reported.

@@ -111,17 +111,8 @@ pub fn validate_security_context(c: &Object, path: &str, errs: &mut Vec<FieldErr
 /// `validateSeccompProfileField`.
 fn validate_seccomp(profile: &Object, path: &str, errs: &mut Vec<FieldError>) {
     let kind = str_at(profile, "type", path, errs);
-    match kind {
-        "Localhost" | "RuntimeDefault" | "Unconfined" => {}
-        "" => errs.push(FieldError::required(
-            format!("{path}.type"),
-            "type is required when seccompProfile is set",
-        )),
-        other => errs.push(FieldError::not_supported(
-            format!("{path}.type"),
-            other,
-            &PROFILE_TYPES,
-        )),
+    if !PROFILE_TYPES.contains(&kind) {
+        errs.push(profile_type_error(kind, path, "seccompProfile"));
     }
     let field = format!("{path}.localhostProfile");
     match (kind, opt_str_at(profile, "localhostProfile", path, errs)) {
@@ -179,14 +170,16 @@ fn validate_app_armor(profile: &Object, path: &str, errs: &mut Vec<FieldError>) 
                 ));
             }
         }
-        "" => errs.push(FieldError::required(
-            format!("{path}.type"),
-            "type is required when appArmorProfile is set",
-        )),
-        other => errs.push(FieldError::not_supported(
-            format!("{path}.type"),
-            other,
-            &PROFILE_TYPES,
-        )),
+        other => errs.push(profile_type_error(other, path, "appArmorProfile")),
+    }
+}
+
+/// A profile `type` that is none of [`PROFILE_TYPES`]: missing, or not supported.
+fn profile_type_error(kind: &str, path: &str, profile: &str) -> FieldError {
+    let field = format!("{path}.type");
+    if kind.is_empty() {
+        FieldError::required(field, &format!("type is required when {profile} is set"))
+    } else {
+        FieldError::not_supported(field, kind, &PROFILE_TYPES)
     }
 }
