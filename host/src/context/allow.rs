@@ -75,7 +75,12 @@ pub(crate) fn read_target(
     if namespace != "kubernetes" {
         return None;
     }
-    match CallbackRequestType::from_host_call(namespace, operation, payload).ok()? {
+    target_of(&CallbackRequestType::from_host_call(namespace, operation, payload).ok()?)
+}
+
+/// The `(apiVersion, kind)` a decoded request reads, for the Kubernetes reads only.
+fn target_of(request: &CallbackRequestType) -> Option<(String, String)> {
+    match request {
         CallbackRequestType::KubernetesListResourceAll {
             api_version, kind, ..
         }
@@ -84,7 +89,7 @@ pub(crate) fn read_target(
         }
         | CallbackRequestType::KubernetesGetResource {
             api_version, kind, ..
-        } => Some((api_version, kind)),
+        } => Some((api_version.clone(), kind.clone())),
         _ => None,
     }
 }
@@ -121,7 +126,9 @@ impl<H: HostCallbacks> HostCallbacks for AllowList<H> {
         operation: &str,
         payload: &[u8],
     ) -> Result<Vec<u8>, String> {
-        if let Some((api_version, kind)) = read_target(namespace, operation, payload)
+        // Decoded once: for the allow-list, and to tell a handler's error from a decode error.
+        let request = CallbackRequestType::from_host_call(namespace, operation, payload).ok();
+        if let Some((api_version, kind)) = request.as_ref().and_then(target_of)
             && !self.granted.grants(&api_version, &kind)
         {
             tracing::error!(
@@ -135,10 +142,9 @@ impl<H: HostCallbacks> HostCallbacks for AllowList<H> {
         }
         // policy-evaluator decodes the request before its handler runs (a decode error stays
         // bare) and prefixes whatever error the handler answers.
-        let decodes = CallbackRequestType::from_host_call(namespace, operation, payload).is_ok();
         let answer = self.host.call(binding, namespace, operation, payload);
         match answer {
-            Err(message) if decodes => Err(format!("{CALLBACK_FAILURE}{message}")),
+            Err(message) if request.is_some() => Err(format!("{CALLBACK_FAILURE}{message}")),
             answer => answer,
         }
     }
