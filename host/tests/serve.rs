@@ -615,6 +615,56 @@ async fn live_watch_caches_answer_the_callbacks() {
         assert!(Instant::now() < deadline, "the deletion was never seen");
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
+
+    // injectionStrategy.revision (rule 6) is resolved from the ControllerRevision cache.
+    let client = standin.client().unwrap();
+    let namespaces: Api<k8s_openapi::api::core::v1::Namespace> = Api::all(client.clone());
+    namespaces
+        .create(
+            &PostParams::default(),
+            &serde_json::from_value(json!({"metadata": {"name": "kruise-system"}})).unwrap(),
+        )
+        .await
+        .unwrap();
+    let revisions: Api<k8s_openapi::api::apps::v1::ControllerRevision> =
+        Api::namespaced(client, "kruise-system");
+    let revision = json!({
+        "apiVersion": "apps/v1", "kind": "ControllerRevision",
+        "metadata": {"name": "mesh-1", "namespace": "kruise-system",
+                     "labels": {"kruise.io/sidecarset-name": "mesh"}},
+        "revision": 1,
+        "data": {"spec": {"$patch": "replace",
+                          "containers": [{"name": "envoy", "image": "envoy:1"}]}}});
+    revisions
+        .create(
+            &PostParams::default(),
+            &serde_json::from_value(revision).unwrap(),
+        )
+        .await
+        .unwrap();
+    let create = |revision_name: &str| {
+        json!({"uid": "rev", "operation": "CREATE",
+               "kind": {"group": "apps.kruise.io", "version": "v1alpha1", "kind": "SidecarSet"},
+               "resource": {"group": "apps.kruise.io", "version": "v1alpha1", "resource": "sidecarsets"},
+               "userInfo": {"username": "admin"},
+               "object": {"apiVersion": "apps.kruise.io/v1alpha1", "kind": "SidecarSet",
+                          "metadata": {"name": "mesh"},
+                          "spec": {"selector": {"matchLabels": {"app": "mesh"}},
+                                   "containers": [{"name": "envoy", "image": "envoy:2"}],
+                                   "injectionStrategy": {"revision": {"revisionName": revision_name}}}}})
+    };
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while server.review(&create("mesh-1")).await["allowed"] != true {
+        assert!(Instant::now() < deadline, "the revision was never seen");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let missing = server.review(&create("mesh-0")).await;
+    assert_eq!(missing["allowed"], false, "{missing}");
+    let message = missing["status"]["message"].as_str().unwrap_or_default();
+    assert!(
+        message.contains("Cannot find specific ControllerRevision"),
+        "{missing}"
+    );
     drop(server);
     standin.shutdown().await;
 }

@@ -14,6 +14,10 @@ pub const VERSION_ALT_PREFIX: &str = "versionalt.sidecarset.kruise.io/";
 pub const CANARY: &str = "apps.kruise.io/sidecarset-canary";
 pub const CANARY_BASE: &str = "apps.kruise.io/sidecarset-base";
 pub const CUSTOM_VERSION_LABEL: &str = "apps.kruise.io/sidecarset-custom-version";
+/// ControllerRevision label naming the SidecarSet it records (§0.3).
+pub const REVISION_SIDECARSET_LABEL: &str = "kruise.io/sidecarset-name";
+/// Where Kruise keeps SidecarSet ControllerRevisions unless told otherwise (§0.3).
+pub const DEFAULT_REVISION_NAMESPACE: &str = "kruise-system";
 /// Pod condition type written by the controller (§5.11).
 pub const UPGRADABLE_CONDITION: &str = "SidecarSetUpgradable";
 
@@ -73,17 +77,14 @@ pub fn parse_hash_annotation(
         Ok(parsed) => Ok(parsed),
         Err(struct_error) => serde_json::from_str::<BTreeMap<String, String>>(value)
             .map(|legacy| {
-                legacy
-                    .into_iter()
-                    .map(|(name, hash)| {
-                        let spec = UpgradeSpec {
-                            hash,
-                            sidecar_set_name: name.clone(),
-                            ..UpgradeSpec::default()
-                        };
-                        (name, spec)
-                    })
-                    .collect()
+                crate::order::map_of(legacy.into_iter().map(|(name, hash)| {
+                    let spec = UpgradeSpec {
+                        hash,
+                        sidecar_set_name: name.clone(),
+                        ..UpgradeSpec::default()
+                    };
+                    (name, spec)
+                }))
             })
             .map_err(|_| HashAnnotationError {
                 key,
@@ -112,7 +113,7 @@ pub fn to_json<T: Serialize>(value: &T) -> String {
 pub fn parse_injected_list(value: Option<&str>) -> BTreeSet<String> {
     match value {
         None | Some("") => BTreeSet::new(),
-        Some(names) => names.split(',').map(str::to_string).collect(),
+        Some(names) => crate::order::set_of(names.split(',').map(str::to_string)),
     }
 }
 

@@ -11,6 +11,7 @@ pub mod hotupgrade;
 pub mod inject;
 #[cfg(any(target_arch = "wasm32", test))]
 mod memcmp;
+mod order;
 pub mod quantity;
 mod rawjson;
 pub mod revision;

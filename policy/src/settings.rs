@@ -1,5 +1,6 @@
 //! Policy settings: the patchPodMetadata whitelist and optional inline SidecarSets.
 
+use crate::annotations::DEFAULT_REVISION_NAMESPACE;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -14,6 +15,10 @@ pub struct Settings {
     /// `kwctl run --settings-json` without a cluster.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sidecar_sets: Option<Vec<Value>>,
+    /// The namespace of SidecarSet ControllerRevisions (Kruise's own namespace), read when a
+    /// SidecarSet sets `injectionStrategy.revision`; default `kruise-system`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub revision_namespace: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -28,6 +33,8 @@ pub enum SettingsError {
         pattern: String,
         reason: String,
     },
+    #[error("revisionNamespace {namespace:?} is not a namespace name: {reason}")]
+    RevisionNamespace { namespace: String, reason: String },
     #[error("sidecarSets[{index}]: {reason}")]
     SidecarSet { index: usize, reason: String },
 }
@@ -39,6 +46,13 @@ impl Settings {
             return Ok(Settings::default());
         }
         Settings::deserialize(value).map_err(|e| SettingsError::Decode(e.to_string()))
+    }
+
+    /// Where ControllerRevisions are looked up.
+    pub fn revision_namespace(&self) -> &str {
+        self.revision_namespace
+            .as_deref()
+            .unwrap_or(DEFAULT_REVISION_NAMESPACE)
     }
 
     /// The compiled whitelist, `None` when the setting is absent.

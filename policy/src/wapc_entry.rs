@@ -25,6 +25,7 @@ fn validate(payload: &[u8]) -> CallResult {
         payload,
         &mut HostCluster::default(),
         &now(),
+        &mut draw,
     )?)
 }
 
@@ -46,6 +47,13 @@ fn now() -> String {
         .map(|d| d.as_secs() as i64)
         .unwrap_or(0);
     rfc3339(seconds)
+}
+
+/// A number uniform in [0, 1) from WASI's random source (std seeds `RandomState` with it).
+fn draw() -> f64 {
+    use std::hash::BuildHasher;
+    let bits = std::collections::hash_map::RandomState::new().hash_one(0u8);
+    (bits >> 11) as f64 / (1u64 << 53) as f64
 }
 
 /// Kubewarden's context-aware callbacks; Namespace lookups are cached per request.
@@ -88,5 +96,33 @@ impl Cluster for HostCluster {
                 Some(crate::inject::pod::labels(&namespace))
             })
             .clone()
+    }
+
+    fn get_controller_revision(&mut self, namespace: &str, name: &str) -> Result<Value, String> {
+        host_call(
+            "get_resource",
+            &json!({"api_version": "apps/v1", "kind": "ControllerRevision", "name": name,
+                    "namespace": namespace, "disable_cache": false, "field_masks": null}),
+        )
+    }
+
+    fn list_controller_revisions(
+        &mut self,
+        namespace: &str,
+        label_selector: &str,
+    ) -> Result<Vec<Value>, String> {
+        let mut list = host_call(
+            "list_resources_by_namespace",
+            &json!({"api_version": "apps/v1", "kind": "ControllerRevision",
+                    "namespace": namespace, "label_selector": label_selector,
+                    "field_selector": null, "field_masks": null}),
+        )?;
+        match list.get_mut("items").map(Value::take) {
+            Some(Value::Array(items)) => Ok(items),
+            None | Some(Value::Null) => Ok(Vec::new()),
+            Some(_) => Err(
+                "kubernetes.list_resources_by_namespace answered items that are not a list".into(),
+            ),
+        }
     }
 }

@@ -33,7 +33,9 @@ fn benches(c: &mut Criterion) {
         group.bench_function("native", |b| {
             b.iter_batched(
                 || (request.clone(), InMemory(list_json.clone())),
-                |(request, mut cluster)| black_box(evaluate(request, &settings, &mut cluster, NOW)),
+                |(request, mut cluster)| {
+                    black_box(evaluate(request, &settings, &mut cluster, NOW, &mut || 0.5))
+                },
                 BatchSize::SmallInput,
             )
         });
@@ -60,7 +62,7 @@ fn benches(c: &mut Criterion) {
         group.bench_function("native-wire", |b| {
             b.iter_batched(
                 || InMemory(list_json.clone()),
-                |mut cluster| black_box(wire::validate(&payload, &mut cluster, NOW)),
+                |mut cluster| black_box(wire::validate(&payload, &mut cluster, NOW, &mut || 0.5)),
                 BatchSize::SmallInput,
             )
         });

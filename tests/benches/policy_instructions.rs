@@ -46,8 +46,13 @@ fn main() {
     }
     if wire_mode {
         for _ in 0..iterations {
-            let response = black_box(wire::validate(&payload, &mut InMemory(list.clone()), NOW))
-                .expect("a response");
+            let response = black_box(wire::validate(
+                &payload,
+                &mut InMemory(list.clone()),
+                NOW,
+                &mut || 0.5,
+            ))
+            .expect("a response");
             assert!(
                 response.windows(MUTATED.len()).any(|w| w == MUTATED),
                 "the benchmark pod is injected"
@@ -58,7 +63,7 @@ fn main() {
     }
     for _ in 0..iterations {
         let (request, mut cluster) = (request.clone(), InMemory(list.clone()));
-        let verdict = black_box(evaluate(request, &settings, &mut cluster, NOW));
+        let verdict = black_box(evaluate(request, &settings, &mut cluster, NOW, &mut || 0.5));
         assert!(
             matches!(verdict.outcome, Outcome::Mutate(_)),
             "the benchmark pod is injected"

@@ -1,5 +1,6 @@
 //! The cluster context of `serve`: a snapshot swapped atomically, filled either from a folder
-//! (`--context DIR`) or from kube-rs reflectors (watch caches) of SidecarSets and Namespaces.
+//! (`--context DIR`) or from kube-rs reflectors (watch caches) of SidecarSets, Namespaces and
+//! the ControllerRevisions Kruise records for SidecarSets.
 //!
 //! Host callbacks run on blocking evaluation threads; they only read the current snapshot
 //! (an `Arc` clone under a short read lock), never wait on async code.
@@ -9,6 +10,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 
 use futures::StreamExt;
+use k8s_openapi::api::apps::v1::ControllerRevision;
 use k8s_openapi::api::core::v1::Namespace;
 use kube::api::{Api, ApiResource, DynamicObject};
 use kube::runtime::reflector::{self, Store};
@@ -32,10 +34,14 @@ pub fn sidecarset_resource() -> ApiResource {
 }
 
 /// The kinds the live caches hold.
-const WATCHED: [(&str, &str); 2] = [
+const WATCHED: [(&str, &str); 3] = [
     ("apps.kruise.io/v1alpha1", "SidecarSet"),
     ("v1", "Namespace"),
+    ("apps/v1", "ControllerRevision"),
 ];
+
+/// Only SidecarSet revisions are cached: Kruise labels each with its SidecarSet's name.
+const REVISION_LABEL: &str = "kruise.io/sidecarset-name";
 
 /// Most distinct callback requests remembered per snapshot (the policy makes two kinds).
 const MAX_CACHED_ANSWERS: usize = 256;
@@ -173,7 +179,7 @@ impl SharedContext {
             Ok(())
         } else {
             Err(format!(
-                "{api_version}/{kind} is not cached by sidecarset-host serve (it watches SidecarSets apps.kruise.io/v1alpha1 and Namespaces only)"
+                "{api_version}/{kind} is not cached by sidecarset-host serve (it watches SidecarSets apps.kruise.io/v1alpha1, Namespaces and SidecarSet ControllerRevisions only)"
             ))
         }
     }
@@ -200,19 +206,35 @@ fn with_type(mut object: Value, api_version: &str, kind: &str) -> Value {
     object
 }
 
-fn rebuild(sidecarsets: &Store<DynamicObject>, namespaces: &Store<Namespace>) -> ClusterContext {
+/// The three watch caches.
+struct Stores {
+    sidecarsets: Store<DynamicObject>,
+    namespaces: Store<Namespace>,
+    revisions: Store<ControllerRevision>,
+}
+
+fn typed<K: serde::Serialize>(
+    store: &Store<K>,
+    api_version: &'static str,
+    kind: &'static str,
+) -> impl Iterator<Item = Value>
+where
+    K: kube::Resource + Clone,
+    K::DynamicType: Eq + std::hash::Hash + Clone,
+{
+    store
+        .state()
+        .into_iter()
+        .filter_map(|o| serde_json::to_value(&*o).ok())
+        .map(move |o| with_type(o, api_version, kind))
+}
+
+fn rebuild(stores: &Stores) -> ClusterContext {
     let mut context = ClusterContext::default();
-    let sidecarsets = sidecarsets
-        .state()
-        .into_iter()
-        .filter_map(|o| serde_json::to_value(&*o).ok());
-    let sidecarsets = sidecarsets.map(|o| with_type(o, "apps.kruise.io/v1alpha1", "SidecarSet"));
-    let namespaces = namespaces
-        .state()
-        .into_iter()
-        .filter_map(|o| serde_json::to_value(&*o).ok());
-    let namespaces = namespaces.map(|o| with_type(o, "v1", "Namespace"));
-    for object in sidecarsets.chain(namespaces) {
+    let objects = typed(&stores.sidecarsets, "apps.kruise.io/v1alpha1", "SidecarSet")
+        .chain(typed(&stores.namespaces, "v1", "Namespace"))
+        .chain(typed(&stores.revisions, "apps/v1", "ControllerRevision"));
+    for object in objects {
         if let Err(e) = context.insert(object, "watch cache") {
             tracing::warn!(error = %e, "skipping an object of the watch cache");
         }
@@ -220,7 +242,8 @@ fn rebuild(sidecarsets: &Store<DynamicObject>, namespaces: &Store<Namespace>) ->
     context
 }
 
-/// Watches SidecarSets and Namespaces and keeps `SharedContext` up to date.
+/// Watches SidecarSets, Namespaces and SidecarSet ControllerRevisions and keeps
+/// `SharedContext` up to date.
 pub struct LiveCaches {
     /// The context to hand to the engine; ready once both caches have synced.
     pub context: SharedContext,
@@ -262,41 +285,48 @@ impl LiveCaches {
             reflector::reflector(writer, watcher(sidecarsets, watcher::Config::default()))
                 .default_backoff();
 
-        let namespaces: Api<Namespace> = Api::all(client);
+        let namespaces: Api<Namespace> = Api::all(client.clone());
         let (namespace_store, writer) = reflector::store();
         let namespace_stream =
             reflector::reflector(writer, watcher(namespaces, watcher::Config::default()))
                 .default_backoff();
 
+        let revisions: Api<ControllerRevision> = Api::all(client);
+        let (revision_store, writer) = reflector::store();
+        let labelled = watcher::Config::default().labels(REVISION_LABEL);
+        let revision_stream =
+            reflector::reflector(writer, watcher(revisions, labelled)).default_backoff();
+
+        let stores = Stores {
+            sidecarsets: sidecarset_store,
+            namespaces: namespace_store,
+            revisions: revision_store,
+        };
         let tasks = vec![
             tokio::spawn(drive(sidecarset_stream, "SidecarSet", Arc::clone(&changed))),
             tokio::spawn(drive(namespace_stream, "Namespace", Arc::clone(&changed))),
-            tokio::spawn(Self::refresh(
-                context.clone(),
-                sidecarset_store,
-                namespace_store,
-                changed,
+            tokio::spawn(drive(
+                revision_stream,
+                "ControllerRevision",
+                Arc::clone(&changed),
             )),
+            tokio::spawn(Self::refresh(context.clone(), stores, changed)),
         ];
         Self { context, tasks }
     }
 
-    async fn refresh(
-        context: SharedContext,
-        sidecarsets: Store<DynamicObject>,
-        namespaces: Store<Namespace>,
-        changed: Arc<Notify>,
-    ) {
-        let (a, b) = tokio::join!(
-            sidecarsets.wait_until_ready(),
-            namespaces.wait_until_ready()
+    async fn refresh(context: SharedContext, stores: Stores, changed: Arc<Notify>) {
+        let (a, b, c) = tokio::join!(
+            stores.sidecarsets.wait_until_ready(),
+            stores.namespaces.wait_until_ready(),
+            stores.revisions.wait_until_ready()
         );
-        if a.is_err() || b.is_err() {
+        if a.is_err() || b.is_err() || c.is_err() {
             tracing::error!("a watch cache was dropped before it synced");
             return;
         }
         loop {
-            context.replace(rebuild(&sidecarsets, &namespaces));
+            context.replace(rebuild(&stores));
             if !context.is_ready() {
                 context.shared.ready.store(true, Ordering::Release);
                 tracing::info!(objects = context.snapshot().len(), "watch caches synced");

@@ -4,12 +4,14 @@
 use crate::admission::{self, FieldError, ValidationContext};
 use crate::api::SidecarSet;
 use crate::inject;
+use crate::revision::HistoryError;
 use crate::selector::Labels;
 use crate::settings::{Settings, SettingsError};
 use serde_json::Value;
 use std::borrow::Cow;
 
 mod listed;
+mod revisions;
 pub mod wire;
 
 /// What the policy may read from the cluster (Kubewarden's context-aware callbacks).
@@ -18,6 +20,14 @@ pub trait Cluster {
     fn list_sidecarsets(&mut self) -> Result<Vec<u8>, String>;
     /// The labels of a Namespace; `None` when it cannot be read.
     fn namespace_labels(&mut self, name: &str) -> Option<Labels>;
+    /// An `apps/v1` ControllerRevision as served, or why it cannot be read.
+    fn get_controller_revision(&mut self, namespace: &str, name: &str) -> Result<Value, String>;
+    /// The ControllerRevisions of `namespace` that `label_selector` selects.
+    fn list_controller_revisions(
+        &mut self,
+        namespace: &str,
+        label_selector: &str,
+    ) -> Result<Vec<Value>, String>;
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -71,12 +81,14 @@ pub fn too_large(bytes: usize) -> Verdict {
     )
 }
 
-/// Decide one AdmissionRequest. `now` is the RFC 3339 time written into hash annotations.
+/// Decide one AdmissionRequest. `now` is the RFC 3339 time written into hash annotations;
+/// `draw` gives a number uniform in [0, 1) when a `Partial` revision policy needs one (§3.3).
 pub fn evaluate(
     mut request: Value,
     settings: &Settings,
     cluster: &mut dyn Cluster,
     now: &str,
+    draw: &mut dyn FnMut() -> f64,
 ) -> Verdict {
     if !request.is_object() {
         return Verdict::reject("the admission request is not a JSON object", 400);
@@ -99,7 +111,7 @@ pub fn evaluate(
     let resource = text(&["resource", "resource"]);
     let pods = matches!(resource, "" | "pods");
     match (text(&["kind", "group"]), text(&["kind", "kind"])) {
-        ("", "Pod") if create && pods => admit_pod(&mut request, settings, cluster, now),
+        ("", "Pod") if create && pods => admit_pod(&mut request, settings, cluster, now, draw),
         ("apps.kruise.io", "SidecarSet") if create_or_update => {
             admit_sidecarset(&request, settings, cluster)
         }
@@ -112,6 +124,7 @@ fn admit_pod(
     settings: &Settings,
     cluster: &mut dyn Cluster,
     now: &str,
+    draw: &mut dyn FnMut() -> f64,
 ) -> Verdict {
     // Taken, not cloned: a large pod is then held once in guest memory.
     let mut pod = request
@@ -162,6 +175,15 @@ fn admit_pod(
         Ok(selected) => selected,
         Err(error) => return Verdict::reject(error.to_string(), 400),
     };
+    let revision_namespace = settings.revision_namespace();
+    let mut versions = Vec::with_capacity(selected.len());
+    for sidecarset in selected {
+        match revisions::injected_version(sidecarset, &labels, revision_namespace, cluster, draw) {
+            Ok(version) => versions.push(version),
+            Err(message) => return Verdict::reject(message, 500),
+        }
+    }
+    let selected = versions;
     let outcome = match inject::inject_selected(&mut pod, &labels, selected, now) {
         Ok(true) => Outcome::Mutate(pod),
         Ok(false) => Outcome::Accept,
@@ -209,7 +231,7 @@ fn admit_sidecarset(request: &Value, settings: &Settings, cluster: &mut dyn Clus
         object,
         old.as_ref(),
         settings,
-        |warnings| sidecarsets(settings, cluster, warnings),
+        &mut Live { settings, cluster },
         &mut warnings,
     );
     let outcome = match result {
@@ -228,12 +250,47 @@ enum Invalid {
     Other(String, u16),
 }
 
-/// §2.1 defaults then §2.2 validation; `others` lists the SidecarSets rule 15 compares with.
+/// What SidecarSet validation reads besides the object: the SidecarSets rule 15 compares
+/// with, and the ControllerRevision rule 6 resolves.
+trait AdmissionReads {
+    fn others(&mut self, warnings: &mut Vec<String>) -> Result<Vec<SidecarSet>, String>;
+    /// `None` when there is no cluster to resolve a revision in.
+    fn history(&mut self, sidecarset: &SidecarSet) -> Option<Result<SidecarSet, HistoryError>>;
+}
+
+/// A request's reads: the SidecarSets in force and the cluster's revisions.
+struct Live<'a> {
+    settings: &'a Settings,
+    cluster: &'a mut dyn Cluster,
+}
+
+impl AdmissionReads for Live<'_> {
+    fn others(&mut self, warnings: &mut Vec<String>) -> Result<Vec<SidecarSet>, String> {
+        sidecarsets(self.settings, self.cluster, warnings)
+    }
+    fn history(&mut self, sidecarset: &SidecarSet) -> Option<Result<SidecarSet, HistoryError>> {
+        revisions::history(self.cluster, self.settings.revision_namespace(), sidecarset)
+    }
+}
+
+/// `validate_settings`' reads: the inline SidecarSets, and no cluster.
+struct Offline<'a>(&'a [SidecarSet]);
+
+impl AdmissionReads for Offline<'_> {
+    fn others(&mut self, _: &mut Vec<String>) -> Result<Vec<SidecarSet>, String> {
+        Ok(self.0.to_vec())
+    }
+    fn history(&mut self, _: &SidecarSet) -> Option<Result<SidecarSet, HistoryError>> {
+        None
+    }
+}
+
+/// §2.1 defaults then §2.2 validation.
 fn default_and_validate(
     object: &Value,
     old: Option<&SidecarSet>,
     settings: &Settings,
-    others: impl FnOnce(&mut Vec<String>) -> Result<Vec<SidecarSet>, String>,
+    reads: &mut dyn AdmissionReads,
     warnings: &mut Vec<String>,
 ) -> Result<Value, Invalid> {
     let mut defaulted = object.clone();
@@ -243,12 +300,17 @@ fn default_and_validate(
     let patterns = settings
         .patch_key_patterns()
         .map_err(|e| Invalid::Other(e.to_string(), 500))?;
-    let mut others = others(warnings).map_err(|e| Invalid::Other(e, 500))?;
+    let mut others = reads.others(warnings).map_err(|e| Invalid::Other(e, 500))?;
     others.retain(|other| other.name() != sidecarset.name());
+    let unresolved_revision = reads
+        .history(&sidecarset)
+        .and_then(Result::err)
+        .map(|e| e.to_string());
     let context = ValidationContext {
         old,
         others: &others,
         allowed_patch_keys: patterns.as_deref(),
+        unresolved_revision: unresolved_revision.as_deref(),
     };
     let problems = admission::validate(&sidecarset, &context);
     if problems.is_empty() {
@@ -284,6 +346,15 @@ fn sidecarsets(
 /// `validate_settings`: the whitelist compiles and every inline SidecarSet is valid.
 pub fn validate_settings(settings: &Settings) -> Result<(), SettingsError> {
     settings.patch_key_patterns()?;
+    if let Some(namespace) = &settings.revision_namespace {
+        let problems = admission::validate::k8s_names::is_dns1123_label(namespace);
+        if !problems.is_empty() {
+            return Err(SettingsError::RevisionNamespace {
+                namespace: namespace.clone(),
+                reason: problems.join("; "),
+            });
+        }
+    }
     let Some(inline) = &settings.sidecar_sets else {
         return Ok(());
     };
@@ -300,8 +371,8 @@ pub fn validate_settings(settings: &Settings) -> Result<(), SettingsError> {
     }
     let all: Vec<SidecarSet> = defaulted.iter().map(|(_, s)| s.clone()).collect();
     for (index, (item, _)) in defaulted.iter().enumerate() {
-        let others = all.clone();
-        let result = default_and_validate(item, None, settings, |_| Ok(others), &mut Vec::new());
+        let result =
+            default_and_validate(item, None, settings, &mut Offline(&all), &mut Vec::new());
         match result {
             Ok(_) => {}
             Err(Invalid::Problems(name, problems)) => {

@@ -10,6 +10,8 @@ const NOW: &str = "2026-01-02T03:04:05Z";
 pub(super) struct Listing {
     list: Vec<u8>,
     listed: usize,
+    /// ControllerRevisions, any namespace.
+    pub(super) revisions: Vec<Value>,
 }
 
 impl Listing {
@@ -19,6 +21,7 @@ impl Listing {
         Listing {
             list: serde_json::to_vec(&list).unwrap(),
             listed: 0,
+            revisions: Vec::new(),
         }
     }
 }
@@ -33,6 +36,33 @@ impl Cluster for Listing {
             "kubernetes.io/metadata.name".into(),
             name.into(),
         )]))
+    }
+    fn get_controller_revision(&mut self, namespace: &str, name: &str) -> Result<Value, String> {
+        self.revisions
+            .iter()
+            .find(|r| r["metadata"]["namespace"] == namespace && r["metadata"]["name"] == name)
+            .cloned()
+            .ok_or_else(|| format!("controllerrevisions.apps {name:?} not found"))
+    }
+    /// Selects by `k=v,...` as the API server does.
+    fn list_controller_revisions(
+        &mut self,
+        namespace: &str,
+        label_selector: &str,
+    ) -> Result<Vec<Value>, String> {
+        let selects = |r: &&Value| {
+            label_selector.split(',').all(|term| {
+                let (key, value) = term.split_once('=').unwrap();
+                r["metadata"]["labels"][key] == value
+            })
+        };
+        Ok(self
+            .revisions
+            .iter()
+            .filter(|r| r["metadata"]["namespace"] == namespace)
+            .filter(selects)
+            .cloned()
+            .collect())
     }
 }
 
@@ -75,13 +105,19 @@ fn container_names(pod: &Value) -> Vec<&str> {
 fn listed_and_inline_sidecarsets_inject_the_same_pod() {
     let items = [sidecarset("logs", "web"), sidecarset("other", "db")];
     let mut cluster = Listing::of(&items);
-    let listed = evaluate(pod_create(), &Settings::default(), &mut cluster, NOW);
+    let listed = evaluate(
+        pod_create(),
+        &Settings::default(),
+        &mut cluster,
+        NOW,
+        &mut || 0.5,
+    );
     let inline = Settings {
         sidecar_sets: Some(items.to_vec()),
         ..Settings::default()
     };
     let mut unused = Listing::of(&[]);
-    let from_settings = evaluate(pod_create(), &inline, &mut unused, NOW);
+    let from_settings = evaluate(pod_create(), &inline, &mut unused, NOW, &mut || 0.5);
     assert_eq!(container_names(mutated(&listed)), ["logs-agent", "app"]);
     assert_eq!(mutated(&listed), mutated(&from_settings));
     assert_eq!(unused.listed, 0, "inline SidecarSets are the whole set");
@@ -95,7 +131,13 @@ fn a_pod_request_for_another_resource_is_allowed_unchanged() {
     let with_resource = |resource: &str| {
         let mut request = pod_create();
         request["resource"] = json!({"group": "", "version": "v1", "resource": resource});
-        evaluate(request, &Settings::default(), &mut Listing::of(&items), NOW)
+        evaluate(
+            request,
+            &Settings::default(),
+            &mut Listing::of(&items),
+            NOW,
+            &mut || 0.5,
+        )
     };
     assert!(matches!(with_resource("pods").outcome, Outcome::Mutate(_)));
     let other = with_resource("podtemplates");
@@ -116,6 +158,7 @@ fn listed_sidecarsets_that_do_not_decode_are_skipped_with_a_warning_when_they_se
         &Settings::default(),
         &mut Listing::of(&items),
         NOW,
+        &mut || 0.5,
     );
     assert_eq!(container_names(mutated(&verdict)), ["logs-agent", "app"]);
     assert_eq!(verdict.warnings.len(), 1, "{:?}", verdict.warnings);
@@ -128,8 +171,15 @@ fn a_list_that_is_not_a_sidecarset_list_is_an_error() {
         let mut cluster = Listing {
             list: list.to_vec(),
             listed: 0,
+            revisions: Vec::new(),
         };
-        let verdict = evaluate(pod_create(), &Settings::default(), &mut cluster, NOW);
+        let verdict = evaluate(
+            pod_create(),
+            &Settings::default(),
+            &mut cluster,
+            NOW,
+            &mut || 0.5,
+        );
         assert!(
             matches!(&verdict.outcome, Outcome::Reject { code: 500, message } if message.contains("SidecarSetList")),
             "{verdict:?}"
@@ -158,6 +208,7 @@ fn the_whitelist_setting_decides_which_patched_annotations_are_allowed() {
             &settings,
             &mut Listing::of(&[]),
             NOW,
+            &mut || 0.5,
         )
         .outcome
     };

@@ -35,6 +35,7 @@ pub fn validate(
     payload: &[u8],
     cluster: &mut dyn Cluster,
     now: &str,
+    draw: &mut dyn FnMut() -> f64,
 ) -> Result<Vec<u8>, serde_json::Error> {
     if payload.len() > MAX_REQUEST_BYTES {
         return respond(&too_large(payload.len()), false);
@@ -59,7 +60,7 @@ pub fn validate(
         .get_mut("request")
         .map(Value::take)
         .unwrap_or(Value::Null);
-    let verdict = evaluate(request, &settings, cluster, now);
+    let verdict = evaluate(request, &settings, cluster, now, draw);
     let response = respond(&verdict, shaped);
     crate::arena::release((verdict, input, settings));
     response

@@ -235,7 +235,7 @@ fn quantity_entries(v: &Value) -> Vec<(&str, Quantity)> {
                 .map(|q| (k.as_str(), q)),
         })
         .collect();
-    entries.sort_by(|a, b| a.0.cmp(b.0));
+    crate::order::sort_by_text(&mut entries, |entry| entry.0);
     entries
 }
 

@@ -109,7 +109,7 @@ pub(crate) fn inject_selected(
         return Ok(true);
     }
 
-    built.init_containers.sort_by(|a, b| a.name().cmp(b.name()));
+    crate::order::sort_by_text(&mut built.init_containers, |c| c.name());
     // The pod's lists are moved out and back, never cloned: pods can be large.
     let init = pod::take_spec_list(pod, "initContainers");
     let containers = pod::take_spec_list(pod, "containers");

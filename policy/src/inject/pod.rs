@@ -152,9 +152,10 @@ pub(crate) fn string_map(pod: &Value, key: &str) -> Labels {
         .and_then(|m| m.get(key))
         .and_then(Value::as_object)
         .map(|map| {
-            map.iter()
-                .filter_map(|(k, v)| v.as_str().map(|v| (k.clone(), v.to_string())))
-                .collect()
+            crate::order::map_of(
+                map.iter()
+                    .filter_map(|(k, v)| v.as_str().map(|v| (k.clone(), v.to_string()))),
+            )
         })
         .unwrap_or_default()
 }

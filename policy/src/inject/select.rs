@@ -3,6 +3,7 @@
 use super::InjectError;
 use crate::annotations;
 use crate::api::{LabelSelector, SidecarSet, SidecarSetHead, namespace_selector_of, values};
+use crate::order::{set_of, sort_by_text};
 use crate::selector::{self, Labels};
 use std::borrow::Cow;
 use std::collections::BTreeSet;
@@ -113,8 +114,8 @@ fn candidates<'a, S: Selectable>(namespace: &str, all: &'a [S]) -> Vec<&'a S> {
             None => cluster.push(sidecarset),
         }
     }
-    scoped.sort_by(|a, b| a.name().cmp(b.name()));
-    cluster.sort_by(|a, b| a.name().cmp(b.name()));
+    sort_by_text(&mut scoped, |s| s.name());
+    sort_by_text(&mut cluster, |s| s.name());
     scoped.extend(cluster);
     scoped
 }
@@ -183,11 +184,12 @@ pub fn matching<'a, S: Selectable>(
 
 /// §3.2 step 7: a pod matched by a canary and its base gets only the canary.
 pub fn drop_canary_bases<S: Selectable>(matched: &mut Vec<S>) {
-    let bases: BTreeSet<String> = matched
-        .iter()
-        .filter_map(|s| canary_base(s))
-        .map(str::to_string)
-        .collect();
+    let bases: BTreeSet<String> = set_of(
+        matched
+            .iter()
+            .filter_map(|s| canary_base(s))
+            .map(str::to_string),
+    );
     matched.retain(|s| !bases.contains(s.name()));
 }
 
@@ -205,14 +207,6 @@ pub fn select<'a, S: Selectable>(
 
 /// Fields whose injection semantics come with a later release fail loudly instead of being ignored.
 pub(super) fn reject_unsupported(sidecarset: &SidecarSet) -> Result<(), InjectError> {
-    if let Some(revision) = &sidecarset.spec.injection_strategy.revision
-        && (revision.revision_name.is_some() || revision.custom_version.is_some())
-    {
-        return Err(InjectError::Unsupported {
-            sidecarset: sidecarset.name().to_string(),
-            field: "spec.injectionStrategy.revision".into(),
-        });
-    }
     let lists = [
         ("initContainers", &sidecarset.spec.init_containers),
         ("containers", &sidecarset.spec.containers),

@@ -83,12 +83,13 @@ fn selector_of(s: &SidecarSet) -> LabelSelector {
 /// structs would.
 fn without_nulls(value: &Value) -> Value {
     match value {
-        Value::Object(map) => Value::Object(
-            map.iter()
-                .filter(|(_, v)| !v.is_null())
-                .map(|(k, v)| (k.clone(), without_nulls(v)))
-                .collect(),
-        ),
+        Value::Object(map) => {
+            let mut out = serde_json::Map::new();
+            for (key, value) in map.iter().filter(|(_, v)| !v.is_null()) {
+                out.insert(key.clone(), without_nulls(value));
+            }
+            Value::Object(out)
+        }
         Value::Array(items) => Value::Array(items.iter().map(without_nulls).collect()),
         other => other.clone(),
     }

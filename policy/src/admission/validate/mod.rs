@@ -37,6 +37,9 @@ pub struct ValidationContext<'a> {
     pub others: &'a [SidecarSet],
     /// The §2.3 whitelist from the policy settings; `None` = no whitelist configured.
     pub allowed_patch_keys: Option<&'a [regex_lite::Regex]>,
+    /// Rule 6: why the ControllerRevision that `injectionStrategy.revision` names could not be
+    /// found or restored; `None` when it was, or when no cluster was asked.
+    pub unresolved_revision: Option<&'a str>,
 }
 
 /// §2.2 rules 1–15 over a SidecarSet after defaults (§2.1) were applied. Returns every problem;
@@ -75,6 +78,7 @@ fn validate_spec(sidecarset: &SidecarSet, ctx: &ValidationContext) -> Vec<FieldE
     }
     errs.extend(strategy::validate_injection_strategy(
         &spec.injection_strategy,
+        ctx.unresolved_revision,
     ));
     errs.extend(strategy::validate_update_strategy(&spec.update_strategy));
     if spec.init_containers.is_empty() && spec.containers.is_empty() {

@@ -6,8 +6,11 @@ use crate::api::{IntOrString, SidecarSetInjectionStrategy, SidecarSetUpdateStrat
 use crate::selector;
 use std::collections::BTreeSet;
 
-/// Rule 6. Only the checks that need no cluster lookup.
-pub fn validate_injection_strategy(strategy: &SidecarSetInjectionStrategy) -> Vec<FieldError> {
+/// Rule 6; `unresolved` is why the named ControllerRevision could not be found or restored.
+pub fn validate_injection_strategy(
+    strategy: &SidecarSetInjectionStrategy,
+    unresolved: Option<&str>,
+) -> Vec<FieldError> {
     let mut errs = Vec::new();
     let Some(revision) = &strategy.revision else {
         return errs;
@@ -19,8 +22,13 @@ pub fn validate_injection_strategy(strategy: &SidecarSetInjectionStrategy) -> Ve
             "{}",
             "revisionName and customVersion cannot be empty simultaneously",
         ));
+    } else if let Some(reason) = unresolved {
+        errs.push(FieldError::invalid(
+            field,
+            "null",
+            &format!("Cannot find specific ControllerRevision, err: {reason}"),
+        ));
     }
-    // Resolving the revision (ControllerRevision get/list) is not possible here yet: no error.
     match revision.policy.as_str() {
         "" | "Always" | "Partial" => {}
         other => errs.push(FieldError::invalid_str(

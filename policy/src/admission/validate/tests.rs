@@ -984,10 +984,13 @@ fn conformance_sidecarset_cases() {
             .flatten()
             .map(|s| parse(s.clone()))
             .collect();
+        // A conformance case's cluster holds no ControllerRevisions.
+        let unresolved = crate::revision::RevisionQuery::of(&object).map(|_| "not found");
         let ctx = ValidationContext {
             old: old.as_ref(),
             others: &others,
             allowed_patch_keys: None,
+            unresolved_revision: unresolved,
         };
         let errs = validate(&object, &ctx);
         let message = summarize(&errs);

@@ -7,7 +7,7 @@ use serde_json::json;
 const NOW: &str = "2026-01-02T03:04:05Z";
 
 fn answer(payload: &[u8]) -> Value {
-    let bytes = validate(payload, &mut Listing::of(&[]), NOW).unwrap();
+    let bytes = validate(payload, &mut Listing::of(&[]), NOW, &mut || 0.5).unwrap();
     serde_json::from_slice(&bytes).unwrap()
 }
 
@@ -93,13 +93,21 @@ impl Cluster for CaseCluster<'_> {
         }
         Some(labels)
     }
+    /// A conformance case lists no ControllerRevisions.
+    fn get_controller_revision(&mut self, _: &str, name: &str) -> Result<Value, String> {
+        Err(format!("controllerrevisions.apps {name:?} not found"))
+    }
+    fn list_controller_revisions(&mut self, _: &str, _: &str) -> Result<Vec<Value>, String> {
+        Ok(Vec::new())
+    }
 }
 
 /// The answer of `validate` is the answer of `evaluate` on the request read in full by
 /// serde_json: reading the pod by shape changes nothing.
 fn answers_as_a_full_read(case: &Value, text: &[u8]) {
     let answer: Value =
-        serde_json::from_slice(&validate(text, &mut CaseCluster(case), NOW).unwrap()).unwrap();
+        serde_json::from_slice(&validate(text, &mut CaseCluster(case), NOW, &mut || 0.5).unwrap())
+            .unwrap();
     let input: Value = serde_json::from_slice(text).unwrap();
     let settings = Settings::from_value(&input["settings"]).unwrap();
     let verdict = evaluate(
@@ -107,6 +115,7 @@ fn answers_as_a_full_read(case: &Value, text: &[u8]) {
         &settings,
         &mut CaseCluster(case),
         NOW,
+        &mut || 0.5,
     );
     let expected: Value = serde_json::from_slice(&respond(&verdict, false).unwrap()).unwrap();
     assert_eq!(answer, expected, "{}", case["name"]);
@@ -184,6 +193,7 @@ fn pods_read_by_shape_are_answered_as_if_read_in_full() {
             .unwrap(),
         &mut CaseCluster(&kitchen_sink_case()),
         NOW,
+        &mut || 0.5,
     )
     .unwrap();
     let sink: Value = serde_json::from_slice(&sink).unwrap();

@@ -1,4 +1,5 @@
-//! Which SidecarSets a pod gets: §6.1 cases 1, 3, 5, 7 and §6.3 cases 28, 30.
+//! Which SidecarSets a pod gets: §6.1 cases 1, 3 and §6.3 cases 28, 30 (cases 5 and 7, the
+//! revisions, are `evaluate`'s: they need the cluster).
 
 use super::*;
 use crate::inject::{canary_base, pod_matches};
@@ -26,43 +27,15 @@ fn injection_strategy_paused() {
     assert_eq!(pod, before);
 }
 
-fn assert_revision_unsupported(result: Result<bool, InjectError>) {
-    let error = result.unwrap_err();
-    assert_eq!(
-        error,
-        InjectError::Unsupported {
-            sidecarset: "sidecarset1".into(),
-            field: "spec.injectionStrategy.revision".into(),
-        }
-    );
-    let message = error.to_string();
-    assert!(message.contains("does not support yet"), "{message}");
-    assert!(
-        message.contains("spec.injectionStrategy.revision"),
-        "{message}"
-    );
-}
-
-/// §6.1 case 5 (TestInjectionStrategyRevision): injecting a ControllerRevision is not supported
-/// yet, so the pod is denied with a clear error instead of getting the current version.
+/// `inject` takes each SidecarSet as the version to inject: the revision it names was resolved
+/// by the caller (§3.3, `evaluate`), so the SidecarSet's own containers go in.
 #[test]
-fn injection_strategy_revision_is_not_supported_yet() {
+fn a_resolved_sidecarset_is_injected_as_given() {
     let mut sidecarset = sidecarset1();
     sidecarset["spec"]["injectionStrategy"] = json!({
         "revision": {"customVersion": "sidecarset1-12345", "policy": "Always"}
     });
     let mut pod = pod1();
-    let before = pod.clone();
-    assert_revision_unsupported(run(&mut pod, &[sidecarset.clone()]));
-    assert_eq!(pod, before);
-
-    sidecarset["spec"]["injectionStrategy"] = json!({
-        "revision": {"revisionName": "sidecarset1-6d9f8c7b5"}
-    });
-    assert_revision_unsupported(run(&mut pod, &[sidecarset.clone()]));
-
-    // §3.3 step 1: a revision naming neither a revision nor a custom version injects the current one.
-    sidecarset["spec"]["injectionStrategy"] = json!({"revision": {"policy": "Always"}});
     assert!(run(&mut pod, &[sidecarset]).unwrap());
     assert_eq!(names(&pod, "containers"), ["dns-f", "nginx", "log-agent"]);
 }
@@ -77,79 +50,6 @@ fn revision_of_an_unmatched_sidecarset_is_ignored() {
     let mut pod = pod1();
     pod["metadata"]["labels"]["app"] = json!("doesnt-match");
     assert!(!run(&mut pod, &[sidecarset]).unwrap());
-}
-
-/// §6.1 case 7 (TestCanarySidecarSetInjection, the Partial policy): every variant needs the
-/// history revision, so every variant is denied with the "does not support yet" error.
-#[test]
-fn partial_revision_injection_is_not_supported_yet() {
-    let canary_sidecarset = |update_strategy: Value| {
-        json!({
-            "metadata": {"name": "sidecarset1"},
-            "spec": {
-                "selector": {"matchLabels": {"app": "demo"}},
-                "containers": [{"name": "sidecar", "image": "sidecar-image:canary"}],
-                "updateStrategy": update_strategy,
-                "injectionStrategy": {
-                    "revision": {"customVersion": "sidecarset1-12345", "policy": "Partial"}
-                }
-            }
-        })
-    };
-    let pod = |canary: bool| {
-        let mut labels = json!({"app": "demo"});
-        if canary {
-            labels["canary"] = json!("true");
-        }
-        json!({
-            "metadata": {"name": "pod", "namespace": "default", "labels": labels},
-            "spec": {"containers": [{"name": "main", "image": "main:v1"}]}
-        })
-    };
-    let selector = json!({"matchLabels": {"canary": "true"}});
-    let cases = [
-        ("stable pod", false, json!({"selector": selector})),
-        (
-            "canary without partition",
-            true,
-            json!({"selector": selector}),
-        ),
-        (
-            "partition 100%",
-            true,
-            json!({"selector": selector, "partition": "100%"}),
-        ),
-        (
-            "partition 0%",
-            true,
-            json!({"selector": selector, "partition": "0%"}),
-        ),
-        (
-            "partition abc%",
-            true,
-            json!({"selector": selector, "partition": "abc%"}),
-        ),
-        ("revision absent", true, json!({"selector": selector})),
-        (
-            "bad selector operator",
-            true,
-            json!({"selector": {"matchExpressions": [{"key": "canary", "operator": "badOp", "values": ["true"]}]}}),
-        ),
-        (
-            "paused",
-            true,
-            json!({"selector": selector, "partition": "0%", "paused": true}),
-        ),
-    ];
-    for (name, canary, update_strategy) in cases {
-        let mut pod = pod(canary);
-        let result = run(&mut pod, &[canary_sidecarset(update_strategy)]);
-        assert!(
-            matches!(&result, Err(InjectError::Unsupported { field, .. }) if field == "spec.injectionStrategy.revision"),
-            "{name}: {result:?}"
-        );
-        assert_eq!(names(&pod, "containers"), ["main"], "{name}");
-    }
 }
 
 /// §6.3 case 28 (TestPodMatchedSidecarSet): selector `app=nginx`, pod in namespace `app1`.

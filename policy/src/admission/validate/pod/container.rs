@@ -12,6 +12,7 @@ use super::json::{Object, int_at, obj_at, objects_at, str_at};
 use super::mount_options::validate_mount_options;
 use super::security_context::{is_privileged, validate_security_context};
 use super::volumes::{VolumeMap, local_descending_path};
+use crate::order::map_of;
 use std::collections::{BTreeMap, BTreeSet};
 
 /// Name, image, termination message policy, pull policy, ports, env, envFrom, volume mounts
@@ -60,24 +61,18 @@ pub fn validate_common(
     let mounts = objects_at(c, "volumeMounts", path, errs);
     let devices = objects_at(c, "volumeDevices", path, errs);
     let mut scratch = Vec::new();
-    let mount_map: BTreeMap<&str, &str> = mounts
-        .iter()
-        .map(|(p, m)| {
-            (
-                str_at(m, "name", p, &mut scratch),
-                str_at(m, "mountPath", p, &mut scratch),
-            )
-        })
-        .collect();
-    let device_map: BTreeMap<&str, &str> = devices
-        .iter()
-        .map(|(p, d)| {
-            (
-                str_at(d, "name", p, &mut scratch),
-                str_at(d, "devicePath", p, &mut scratch),
-            )
-        })
-        .collect();
+    let mount_map: BTreeMap<&str, &str> = map_of(mounts.iter().map(|(p, m)| {
+        (
+            str_at(m, "name", p, &mut scratch),
+            str_at(m, "mountPath", p, &mut scratch),
+        )
+    }));
+    let device_map: BTreeMap<&str, &str> = map_of(devices.iter().map(|(p, d)| {
+        (
+            str_at(d, "name", p, &mut scratch),
+            str_at(d, "devicePath", p, &mut scratch),
+        )
+    }));
     // type errors of the reads above are reported once, by `validate_mounts`/`validate_devices`
     validate_mounts(&mounts, &device_map, volumes, is_privileged(c), errs);
     validate_devices(&devices, &mount_map, volumes, errs);

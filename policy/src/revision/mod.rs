@@ -1,4 +1,11 @@
-//! The hashes that identify a SidecarSet's current containers, shared by policy and controller.
+//! SidecarSet revisions: the hashes that identify the current containers (shared by policy and
+//! controller), and the history versions `injectionStrategy.revision` injects (§3.3).
+
+mod choose;
+mod history;
+
+pub use choose::{ChooseError, InjectedVersion, choose_version};
+pub use history::{HistoryError, RevisionQuery, newest, restore};
 
 use crate::annotations::{SIDECARSET_HASH, SIDECARSET_HASH_WITHOUT_IMAGE};
 use crate::api::SidecarSet;
