@@ -68,6 +68,33 @@ fn plain_module(dir: &Path) -> PathBuf {
     path
 }
 
+/// As kwctl picks the runtime from `executionMode`, a module annotated for another one is
+/// refused with a clear error instead of being driven through waPC.
+#[test]
+fn a_module_annotated_for_another_runtime_is_refused() {
+    let dir = scratch_dir("annotate-opa");
+    let module = plain_module(&dir);
+    let opa = METADATA.replace("executionMode: kubewarden-wapc", "executionMode: opa");
+    ok(annotate_cli(&dir, &module, &opa, None));
+    let request = dir.join("request.json");
+    std::fs::write(&request, r#"{"uid": "1", "operation": "CREATE"}"#).unwrap();
+    let output = host()
+        .arg("run")
+        .arg("--request-path")
+        .arg(&request)
+        .arg(dir.join("annotated.wasm"))
+        .output()
+        .unwrap();
+    assert!(!output.status.success());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains(
+            "executionMode is \"opa\"; sidecarset-host runs kubewarden-wapc policies only"
+        ),
+        "{stderr}"
+    );
+}
+
 #[test]
 fn annotate_then_inspect_round_trips() {
     let dir = scratch_dir("annotate-inspect");

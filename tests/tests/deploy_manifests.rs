@@ -94,7 +94,7 @@ fn kubewarden_policies_match_the_brief() {
         .flatten()
         .map(|r| r.kind.as_str())
         .collect();
-    assert_eq!(kinds, ["SidecarSet", "Namespace"]);
+    assert_eq!(kinds, ["SidecarSet", "Namespace", "ControllerRevision"]);
     assert!(
         spec.settings
             .as_ref()
@@ -112,6 +112,14 @@ fn kubewarden_policies_match_the_brief() {
         sets.spec.rules[0].operations.as_deref(),
         Some(&["CREATE".to_string(), "UPDATE".to_string()][..])
     );
+    let kinds: Vec<_> = sets
+        .spec
+        .context_aware_resources
+        .iter()
+        .flatten()
+        .map(|r| r.kind.as_str())
+        .collect();
+    assert_eq!(kinds, ["SidecarSet", "ControllerRevision"]);
     assert_eq!(
         sets.spec.module, pods.spec.module,
         "one module serves both policies"

@@ -13,6 +13,11 @@ pub enum EngineError {
     /// The embedded `io.kubewarden.metadata` section is not valid JSON.
     #[error("invalid policy metadata: {0}")]
     Metadata(String),
+    /// The metadata names a runtime other than waPC (kwctl would run it elsewhere).
+    #[error(
+        "the policy's executionMode is {0:?}; sidecarset-host runs kubewarden-wapc policies only"
+    )]
+    UnsupportedExecutionMode(String),
     /// The module does not export a function the waPC protocol requires.
     #[error("policy module does not export `{0}`")]
     MissingExport(&'static str),

@@ -39,6 +39,20 @@ pub fn read_metadata(wasm: &[u8]) -> Result<Option<Value>, EngineError> {
     }
 }
 
+/// The runtime a Kubewarden module is annotated for (`kubewarden-wapc` when not annotated).
+pub const WAPC_EXECUTION_MODE: &str = "kubewarden-wapc";
+
+/// Refuses a module annotated for another runtime (OPA, Gatekeeper, WASI): its `validate`
+/// would not follow the waPC protocol this host speaks.
+pub fn check_execution_mode(metadata: Option<&Value>) -> Result<(), EngineError> {
+    match metadata.and_then(|m| m.get("executionMode")) {
+        None | Some(Value::Null) => Ok(()),
+        Some(Value::String(mode)) if mode == WAPC_EXECUTION_MODE => Ok(()),
+        Some(Value::String(mode)) => Err(EngineError::UnsupportedExecutionMode(mode.clone())),
+        Some(other) => Err(EngineError::UnsupportedExecutionMode(other.to_string())),
+    }
+}
+
 fn read_leb_u32(bytes: &[u8]) -> Option<(u32, &[u8])> {
     let mut result: u32 = 0;
     for (i, &byte) in bytes.iter().enumerate().take(5) {

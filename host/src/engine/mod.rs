@@ -90,6 +90,7 @@ impl PolicyEngine {
     /// Compiles `wasm` (binary, or WAT text) once and pre-links WASI preview1 and the waPC imports.
     pub fn new(wasm: &[u8], config: EngineConfig) -> Result<Self, EngineError> {
         let metadata = read_metadata(wasm)?;
+        metadata::check_execution_mode(metadata.as_ref())?;
         let mut wasm_config = wasmtime::Config::new();
         // Go >= 1.26 policies need function references; epochs give every evaluation its deadline.
         wasm_config.wasm_function_references(true);
