@@ -213,13 +213,13 @@ struct Stores {
     revisions: Store<ControllerRevision>,
 }
 
-fn typed<K: serde::Serialize>(
+fn typed<K>(
     store: &Store<K>,
     api_version: &'static str,
     kind: &'static str,
 ) -> impl Iterator<Item = Value>
 where
-    K: kube::Resource + Clone,
+    K: kube::Resource + Clone + serde::Serialize,
     K::DynamicType: Eq + std::hash::Hash + Clone,
 {
     store
