@@ -14,6 +14,7 @@ mod memcmp;
 mod order;
 pub mod quantity;
 mod rawjson;
+pub mod resources;
 pub mod revision;
 pub mod selector;
 pub mod settings;

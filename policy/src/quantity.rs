@@ -305,6 +305,63 @@ impl Quantity {
         }
     }
 
+    /// `resource.NewMilliQuantity(milli, DecimalSI)`.
+    pub fn from_milli(milli: i64) -> Self {
+        Quantity {
+            nanos: i128::from(milli) * MILLI_UNITS,
+            format: Format::DecimalSI,
+            cached: None,
+        }
+    }
+
+    /// `resource.NewQuantity(value, DecimalSI)`.
+    pub fn from_units(value: i64) -> Self {
+        Quantity {
+            nanos: i128::from(value) * NANO,
+            format: Format::DecimalSI,
+            cached: None,
+        }
+    }
+
+    /// `Quantity.Add`: exact; a zero receiver takes the addend's format.
+    pub fn add(&mut self, other: &Quantity) {
+        if self.nanos == 0 {
+            self.format = other.format;
+        }
+        self.nanos = self.nanos.saturating_add(other.nanos);
+        self.cached = None;
+    }
+
+    /// `Quantity.Neg`.
+    pub fn neg(&mut self) {
+        self.nanos = -self.nanos;
+        self.cached = None;
+    }
+
+    /// `Quantity.SetMilli`: the value replaced, the format kept.
+    pub fn set_milli(&mut self, milli: i64) {
+        self.nanos = i128::from(milli) * MILLI_UNITS;
+        self.cached = None;
+    }
+
+    /// `Quantity.MilliValue` as an int64 (saturating where Go would wrap).
+    pub fn milli_value_i64(&self) -> i64 {
+        i64::try_from(self.milli_value()).unwrap_or(if self.nanos < 0 {
+            i64::MIN
+        } else {
+            i64::MAX
+        })
+    }
+
+    /// `Quantity.Cmp`.
+    pub fn cmp_value(&self, other: &Quantity) -> std::cmp::Ordering {
+        self.nanos.cmp(&other.nanos)
+    }
+
+    pub fn is_negative(&self) -> bool {
+        self.nanos < 0
+    }
+
     /// The canonical form, ignoring any remembered input string.
     pub fn canonical(&self) -> String {
         if self.nanos == 0 {

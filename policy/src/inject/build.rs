@@ -11,6 +11,7 @@ use crate::annotations::{
 };
 use crate::api::{SidecarContainer, SidecarSet};
 use crate::hotupgrade;
+use crate::resources::resources_for;
 use crate::revision::current_hashes;
 use crate::selector::Labels;
 use serde_json::{Map, Value};
@@ -45,6 +46,7 @@ pub(crate) struct Built {
 
 /// The pod as buildSidecars reads it (after patchPodMetadata).
 pub(crate) struct PodView<'a> {
+    pub init_containers: &'a [Value],
     pub containers: &'a [Value],
     pub labels: &'a Labels,
     pub annotations: &'a Labels,
@@ -76,6 +78,7 @@ pub(crate) fn build_sidecars(
             .get(annotations::INJECTED_LIST)
             .map(String::as_str),
     );
+    let sidecar_names = resources_policy_exclusions(&sidecarsets);
     let mut built = Built::default();
     let mut hot_upgraded = false;
     // The pod's env names, read when the first sidecar shares or transfers anything.
@@ -95,7 +98,8 @@ pub(crate) fn build_sidecars(
             if native {
                 sidecar_list.insert(init.name.clone());
             }
-            let container = prepare(&mut init, &pod, &mut envs, volumes, &mut built.volumes);
+            let mut container = prepare(&mut init, &pod, &mut envs, volumes, &mut built.volumes);
+            apply_resources_policy(&init, &mut container, &pod, &sidecar_names, &sidecarset)?;
             let hot = native && init.is_hot_upgrade();
             hot_upgraded |= hot;
             push(
@@ -116,7 +120,8 @@ pub(crate) fn build_sidecars(
             }));
         for mut sidecar in containers {
             sidecar_list.insert(sidecar.name.clone());
-            let container = prepare(&mut sidecar, &pod, &mut envs, volumes, &mut built.volumes);
+            let mut container = prepare(&mut sidecar, &pod, &mut envs, volumes, &mut built.volumes);
+            apply_resources_policy(&sidecar, &mut container, &pod, &sidecar_names, &sidecarset)?;
             let hot = sidecar.is_hot_upgrade();
             hot_upgraded |= hot;
             push(
@@ -167,6 +172,42 @@ pub(crate) fn build_sidecars(
         );
     }
     Ok(built)
+}
+
+/// §3.7.7 step 1: the container names of every matched SidecarSet, never resource targets;
+/// empty when no sidecar has a resourcesPolicy.
+fn resources_policy_exclusions(sidecarsets: &[Cow<'_, SidecarSet>]) -> BTreeSet<String> {
+    let all = || {
+        sidecarsets
+            .iter()
+            .flat_map(|s| s.spec.init_containers.iter().chain(&s.spec.containers))
+    };
+    if !all().any(|c| c.resources_policy.is_some()) {
+        return BTreeSet::new();
+    }
+    crate::order::set_of(all().map(|c| c.name.clone()))
+}
+
+/// §3.7.1/§3.7.2 step 2: a sidecar with a resourcesPolicy gets the resources it computes (before
+/// any hot-upgrade twin is made, so both twins carry them).
+fn apply_resources_policy(
+    sidecar: &SidecarContainer,
+    container: &mut Map<String, Value>,
+    pod: &PodView<'_>,
+    sidecar_names: &BTreeSet<String>,
+    sidecarset: &SidecarSet,
+) -> Result<(), InjectError> {
+    let Some(policy) = &sidecar.resources_policy else {
+        return Ok(());
+    };
+    let resources = resources_for(policy, pod.init_containers, pod.containers, sidecar_names)
+        .map_err(|source| InjectError::ResourcesPolicy {
+            sidecarset: sidecarset.name().to_string(),
+            container: sidecar.name.clone(),
+            source: Box::new(source),
+        })?;
+    container.insert("resources".into(), resources);
+    Ok(())
 }
 
 /// The SidecarSet's init containers and containers: moved out of an owned one, else copied.

@@ -30,11 +30,12 @@ pub enum InjectError {
         field: &'static str,
         source: SelectorError,
     },
-    #[error(
-        "SidecarSet {sidecarset} uses {field}, which this policy does not support yet; \
-         remove it or exclude this pod from the SidecarSet's selector"
-    )]
-    Unsupported { sidecarset: String, field: String },
+    #[error("SidecarSet {sidecarset}: container {container}: resourcesPolicy: {source}")]
+    ResourcesPolicy {
+        sidecarset: String,
+        container: String,
+        source: Box<crate::resources::ResourcesPolicyError>,
+    },
     #[error("SidecarSet {sidecarset}: {source}")]
     PatchMetadata {
         sidecarset: String,
@@ -78,9 +79,6 @@ pub(crate) fn inject_selected(
     if sidecarsets.is_empty() {
         return Ok(false);
     }
-    for sidecarset in &sidecarsets {
-        select::reject_unsupported(sidecarset)?;
-    }
     let mut annotations = pod::annotations(pod);
     // Kept only when patchPodMetadata may change the annotations (to tell whether it did).
     let original_annotations = sidecarsets
@@ -96,6 +94,7 @@ pub(crate) fn inject_selected(
         )?;
     }
     let view = PodView {
+        init_containers: pod::spec_list(pod, "initContainers"),
         containers: pod::spec_list(pod, "containers"),
         labels,
         annotations: &annotations,

@@ -204,20 +204,3 @@ pub fn select<'a, S: Selectable>(
     drop_canary_bases(&mut matched);
     Ok(matched)
 }
-
-/// Fields whose injection semantics come with a later release fail loudly instead of being ignored.
-pub(super) fn reject_unsupported(sidecarset: &SidecarSet) -> Result<(), InjectError> {
-    let lists = [
-        ("initContainers", &sidecarset.spec.init_containers),
-        ("containers", &sidecarset.spec.containers),
-    ];
-    for (list, containers) in lists {
-        if let Some(index) = containers.iter().position(|c| c.resources_policy.is_some()) {
-            return Err(InjectError::Unsupported {
-                sidecarset: sidecarset.name().to_string(),
-                field: format!("spec.{list}[{index}].resourcesPolicy"),
-            });
-        }
-    }
-    Ok(())
-}

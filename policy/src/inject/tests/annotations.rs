@@ -92,6 +92,7 @@ fn pod_sidecarset_hash_compatibility() {
     ]);
     let pod_labels = crate::inject::pod::labels(&pod);
     let view = PodView {
+        init_containers: &[],
         containers: pod["spec"]["containers"].as_array().unwrap(),
         labels: &pod_labels,
         annotations: &annotations,

@@ -4,6 +4,7 @@
 mod annotations;
 mod hotupgrade;
 mod merge;
+mod resources;
 mod select;
 mod share;
 mod share_index;
@@ -210,6 +211,17 @@ pub(super) fn sidecarset_with_staragent() -> Value {
                 {"name": "volume-4"}
             ]
         }
+    })
+}
+
+/// A pod whose two app containers request cpu but set no limits.
+pub(super) fn resources_pod_without_limits() -> Value {
+    json!({
+        "metadata": {"name": "engine", "namespace": "default", "labels": {"app": "engine"}},
+        "spec": {"containers": [
+            {"name": "engine-a", "image": "engine:1", "resources": {"requests": {"cpu": "30m"}}},
+            {"name": "engine-b", "image": "engine:1", "resources": {"requests": {"cpu": "40m"}}}
+        ]}
     })
 }
 

@@ -302,6 +302,7 @@ fn build_sidecar_volumes_with_different_volume_scenarios() {
         let labels = pod_labels(&pod);
         let annotations = pod_annotations(&pod);
         let view = PodView {
+            init_containers: &[],
             containers: pod["spec"]["containers"].as_array().unwrap(),
             labels: &labels,
             annotations: &annotations,
