@@ -43,9 +43,6 @@ const CONTAINER: Shape = Shape::Object {
         ("env", &Shape::Full),
         ("volumeMounts", &Shape::Full),
         ("volumeDevices", &Shape::Full),
-        // Read by resourcesPolicy (§3.7.7): the targets' resources, native sidecars.
-        ("resources", &Shape::Full),
-        ("restartPolicy", &Shape::Full),
     ],
     rest: Rest::Verbatim,
 };

@@ -3,7 +3,9 @@
 
 use super::calculator::{self, CalcError, CalcValue};
 use crate::quantity::Quantity;
+use crate::rawjson::shaped::VERBATIM;
 use serde_json::{Map, Value};
+use std::borrow::Cow;
 use std::collections::BTreeSet;
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -55,11 +57,13 @@ pub fn resources_for(
             .unwrap_or("")
             .to_string()
     };
-    let native = |c: &&Value| c.get("restartPolicy").and_then(Value::as_str) == Some("Always");
-    let targets: Vec<&Value> = pod_init
+    let native =
+        |c: &Cow<'_, Value>| c.get("restartPolicy").and_then(Value::as_str) == Some("Always");
+    let targets: Vec<Cow<'_, Value>> = pod_init
         .iter()
+        .map(read_in_full)
         .filter(native)
-        .chain(pod_containers)
+        .chain(pod_containers.iter().map(read_in_full))
         .filter(|c| !sidecar_names.contains(&name(c)) && regex.is_match(&name(c)))
         .collect();
     if targets.is_empty() {
@@ -110,6 +114,15 @@ pub fn resources_for(
     Ok(Value::Object(resources))
 }
 
+/// A pod container as written: one read by shape keeps all but the members injection edits as
+/// text, which only this rare path needs (its resources, its restartPolicy).
+fn read_in_full(container: &Value) -> Cow<'_, Value> {
+    match container.get(VERBATIM).and_then(Value::as_str) {
+        Some(text) => serde_json::from_str(text).map_or(Cow::Borrowed(container), Cow::Owned),
+        None => Cow::Borrowed(container),
+    }
+}
+
 /// `evaluateResourceExpression`: the variable is `memory` when the text names it as a word,
 /// else `cpu`; a number result is millicores for `cpu`, bytes for `memory`.
 fn evaluate(expression: &str, value: Quantity) -> Result<Quantity, CalcError> {
@@ -140,7 +153,7 @@ fn names_memory(text: &str) -> bool {
 /// largest; any other mode aggregates nothing. A limit is `None` when any target lacks it; a
 /// request that is missing counts as 0, and a zero total is `None`.
 fn aggregate(
-    targets: &[&Value],
+    targets: &[Cow<'_, Value>],
     kind: &str,
     resource: &str,
     mode: &str,
