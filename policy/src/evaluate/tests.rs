@@ -85,7 +85,7 @@ pub(super) fn pod_create() -> Value {
                       "spec": {"containers": [{"name": "app", "image": "web:1"}]}}})
 }
 
-fn mutated(verdict: &Verdict) -> &Value {
+pub(super) fn mutated(verdict: &Verdict) -> &Value {
     match &verdict.outcome {
         Outcome::Mutate(pod) => pod,
         other => panic!("expected a mutation, got {other:?}"),
@@ -187,7 +187,7 @@ fn a_list_that_is_not_a_sidecarset_list_is_an_error() {
     }
 }
 
-fn sidecarset_create(object: Value) -> Value {
+pub(super) fn sidecarset_create(object: Value) -> Value {
     json!({"uid": "2", "operation": "CREATE",
            "kind": {"group": "apps.kruise.io", "version": "v1alpha1", "kind": "SidecarSet"},
            "object": object})

@@ -1,7 +1,7 @@
 //! §3.3 and §2.2 rule 6 through `evaluate`: §6.1 cases 5 (TestInjectionStrategyRevision) and 7
 //! (TestCanarySidecarSetInjection) over a cluster that holds ControllerRevisions.
 
-use super::super::tests::{Listing, pod_create};
+use super::super::tests::{Listing, mutated, pod_create, sidecarset_create as create};
 use super::super::*;
 use serde_json::json;
 
@@ -60,13 +60,6 @@ fn images(pod: &Value, list: &str) -> Vec<String> {
             )
         })
         .collect()
-}
-
-fn mutated(verdict: &Verdict) -> &Value {
-    match &verdict.outcome {
-        Outcome::Mutate(pod) => pod,
-        other => panic!("expected a mutation, got {other:?}"),
-    }
 }
 
 fn rejection(verdict: &Verdict) -> &str {
@@ -221,12 +214,6 @@ fn the_partial_policy_picks_a_version_per_pod() {
             ),
         }
     }
-}
-
-fn create(object: Value) -> Value {
-    json!({"uid": "2", "operation": "CREATE",
-           "kind": {"group": "apps.kruise.io", "version": "v1alpha1", "kind": "SidecarSet"},
-           "object": object})
 }
 
 /// §2.2 rule 6: the revision must resolve as the injection would resolve it.
