@@ -197,7 +197,7 @@ impl Parser<'_, '_> {
         }
     }
 
-    fn expect(&mut self, op: u8) -> Result<(), CalcError> {
+    fn consume(&mut self, op: u8) -> Result<(), CalcError> {
         if self.peek_op() == Some(op) {
             self.pos += 1;
             Ok(())
@@ -245,7 +245,7 @@ impl Parser<'_, '_> {
                 .map_err(|e| CalcError::Quantity(e.to_string())),
             Token::Op(b'(') => {
                 let value = self.expr()?;
-                self.expect(b')')?;
+                self.consume(b')')?;
                 Ok(value)
             }
             Token::Op(b'-') => {
@@ -271,7 +271,7 @@ impl Parser<'_, '_> {
                     self.pos += 1;
                     args.push(self.expr()?);
                 }
-                self.expect(b')')?;
+                self.consume(b')')?;
                 call(&name, args)
             }
             Token::Ident(name) if text_of(name).to_lowercase() == self.variable => {

@@ -2,6 +2,7 @@
 //! the pod's target containers (upstream's `applyResourcesPolicy`).
 
 use super::calculator::{self, CalcError, CalcValue};
+use crate::inject::pod::str_of;
 use crate::quantity::Quantity;
 use crate::rawjson::shaped::VERBATIM;
 use serde_json::{Map, Value};
@@ -39,37 +40,26 @@ pub fn resources_for(
     pod_containers: &[Value],
     sidecar_names: &BTreeSet<String>,
 ) -> Result<Value, ResourcesPolicyError> {
-    let text = |value: Option<&Value>, key: &str| {
-        value
-            .and_then(|v| v.get(key))
-            .and_then(Value::as_str)
-            .unwrap_or("")
-            .to_string()
-    };
-    let pattern = text(Some(policy), "targetContainersNameRegex");
-    let regex = regex_lite::Regex::new(&pattern).map_err(|e| ResourcesPolicyError::Regex {
-        pattern: pattern.clone(),
+    let pattern = str_of(policy, "targetContainersNameRegex");
+    let regex = regex_lite::Regex::new(pattern).map_err(|e| ResourcesPolicyError::Regex {
+        pattern: pattern.to_string(),
         reason: e.to_string(),
     })?;
-    let name = |c: &Value| {
-        c.get("name")
-            .and_then(Value::as_str)
-            .unwrap_or("")
-            .to_string()
-    };
-    let native =
-        |c: &Cow<'_, Value>| c.get("restartPolicy").and_then(Value::as_str) == Some("Always");
+    let native = |c: &Cow<'_, Value>| str_of(c, "restartPolicy") == "Always";
     let targets: Vec<Cow<'_, Value>> = pod_init
         .iter()
         .map(read_in_full)
         .filter(native)
         .chain(pod_containers.iter().map(read_in_full))
-        .filter(|c| !sidecar_names.contains(&name(c)) && regex.is_match(&name(c)))
+        .filter(|c| {
+            let name = str_of(c, "name");
+            !sidecar_names.contains(name) && regex.is_match(name)
+        })
         .collect();
     if targets.is_empty() {
-        return Err(ResourcesPolicyError::NoTarget(pattern));
+        return Err(ResourcesPolicyError::NoTarget(pattern.to_string()));
     }
-    let mode = text(Some(policy), "targetContainersMode");
+    let mode = str_of(policy, "targetContainersMode");
     let expressions = policy.get("resourcesExpr");
     let mut resources = Map::new();
     for (kind, is_limit) in [("limits", true), ("requests", false)] {
@@ -81,11 +71,11 @@ pub fn resources_for(
         };
         let mut list = Map::new();
         for resource in ["cpu", "memory"] {
-            let expression = text(Some(exprs), resource);
+            let expression = str_of(exprs, resource);
             if expression.is_empty() {
                 continue;
             }
-            let aggregated = aggregate(&targets, kind, resource, &mode)?;
+            let aggregated = aggregate(&targets, kind, resource, mode)?;
             let value = match (aggregated, is_limit) {
                 (Some(value), _) => value,
                 // Some target has no limit: the sidecar gets none either.
@@ -98,13 +88,12 @@ pub fn resources_for(
                 (_, true) => "memory limits",
                 (_, false) => "memory requests",
             };
-            let quantity = evaluate(&expression, value).map_err(|source| {
-                ResourcesPolicyError::Expression {
+            let quantity =
+                evaluate(expression, value).map_err(|source| ResourcesPolicyError::Expression {
                     what,
-                    expression: expression.clone(),
+                    expression: expression.to_string(),
                     source,
-                }
-            })?;
+                })?;
             list.insert(resource.into(), Value::String(quantity.to_string()));
         }
         if !list.is_empty() {
@@ -175,11 +164,7 @@ fn aggregate(
                 Quantity::from_json(raw)
                     .unwrap_or(Err(crate::quantity::QuantityError::Format))
                     .map_err(|e| ResourcesPolicyError::TargetQuantity {
-                        container: target
-                            .get("name")
-                            .and_then(Value::as_str)
-                            .unwrap_or("")
-                            .to_string(),
+                        container: str_of(target, "name").to_string(),
                         field: format!("resources.{kind}.{resource}"),
                         reason: e.to_string(),
                     })?,
@@ -205,11 +190,7 @@ fn aggregate(
         });
     }
     if kind == "limits" {
-        if !all_present {
-            return Ok(None);
-        }
-        // Every target has a limit: a sum over them starts from zero even when there are none.
-        return Ok(total.or_else(|| (mode == "sum").then(Quantity::zero)));
+        return Ok(total.filter(|_| all_present));
     }
     Ok(total.filter(|q| mode == "max" || !q.is_zero()))
 }
