@@ -4,6 +4,11 @@
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
 
+mod timestamp;
+mod upgrade_spec;
+
+pub use timestamp::rfc3339;
+
 pub const SIDECARSET_HASH: &str = "kruise.io/sidecarset-hash";
 pub const SIDECARSET_HASH_WITHOUT_IMAGE: &str = "kruise.io/sidecarset-hash-without-image";
 pub const INJECTED_LIST: &str = "kruise.io/sidecarset-injected-list";
@@ -36,21 +41,18 @@ pub fn version_alt_key(container: &str) -> String {
     format!("{VERSION_ALT_PREFIX}{container}")
 }
 
-/// One SidecarSet's entry of the pod hash annotations, fields in Go declaration order.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+/// One SidecarSet's entry of the pod hash annotations, fields in Go declaration order. It is
+/// read as Go reads it (`upgrade_spec`).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct UpgradeSpec {
     /// RFC 3339 UTC seconds; `None` is Go's zero time, written as `null`.
-    #[serde(default)]
     pub update_timestamp: Option<String>,
-    #[serde(default)]
     pub hash: String,
-    #[serde(default)]
     pub sidecar_set_name: String,
     /// Not omitempty upstream: `null` when absent.
-    #[serde(default)]
     pub sidecar_list: Option<Vec<String>>,
-    #[serde(default, skip_serializing_if = "String::is_empty")]
+    #[serde(skip_serializing_if = "String::is_empty")]
     pub controller_revision: String,
 }
 
@@ -75,11 +77,12 @@ pub fn parse_hash_annotation(
     };
     match serde_json::from_str::<HashAnnotation>(value) {
         Ok(parsed) => Ok(parsed),
-        Err(struct_error) => serde_json::from_str::<BTreeMap<String, String>>(value)
+        // Go reads a legacy `null` hash as "".
+        Err(struct_error) => serde_json::from_str::<BTreeMap<String, Option<String>>>(value)
             .map(|legacy| {
                 crate::order::map_of(legacy.into_iter().map(|(name, hash)| {
                     let spec = UpgradeSpec {
-                        hash,
+                        hash: hash.unwrap_or_default(),
                         sidecar_set_name: name.clone(),
                         ..UpgradeSpec::default()
                     };
@@ -155,33 +158,6 @@ pub struct InPlaceUpdateContainerStatus {
 
 pub type InPlaceUpdateStates = BTreeMap<String, InPlaceUpdateState>;
 
-/// RFC 3339 UTC with second precision (`2025-01-02T03:04:05Z`) from Unix seconds.
-pub fn rfc3339(unix_seconds: i64) -> String {
-    let days = unix_seconds.div_euclid(86_400);
-    let secs = unix_seconds.rem_euclid(86_400);
-    let (year, month, day) = civil_from_days(days);
-    format!(
-        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z",
-        secs / 3600,
-        secs % 3600 / 60,
-        secs % 60
-    )
-}
-
-/// Howard Hinnant's days-to-civil conversion.
-fn civil_from_days(days: i64) -> (i64, u32, u32) {
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = (doy - (153 * mp + 2) / 5 + 1) as u32;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    (year, month, day)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -237,12 +213,5 @@ mod tests {
         assert_eq!(format_injected_list(&names), ",a,b");
         assert!(parse_injected_list(Some("")).is_empty());
         assert!(parse_injected_list(None).is_empty());
-    }
-
-    #[test]
-    fn timestamps() {
-        assert_eq!(rfc3339(0), "1970-01-01T00:00:00Z");
-        assert_eq!(rfc3339(1_735_787_045), "2025-01-02T03:04:05Z");
-        assert_eq!(rfc3339(951_782_400), "2000-02-29T00:00:00Z");
     }
 }
