@@ -7,7 +7,10 @@
 
 mod container;
 mod image;
+mod marshalled;
 mod volumes;
+
+pub use marshalled::add_marshalled_members;
 
 use crate::annotations::{SIDECARSET_HASH, SIDECARSET_HASH_WITHOUT_IMAGE};
 use crate::hash;

@@ -2,5 +2,5 @@
 
 pub mod defaults;
 pub mod validate;
-pub use defaults::apply_defaults;
+pub use defaults::{add_marshalled_members, apply_defaults};
 pub use validate::{FieldError, ValidationContext, validate};

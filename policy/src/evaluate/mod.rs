@@ -295,6 +295,7 @@ fn default_and_validate(
 ) -> Result<Value, Invalid> {
     let mut defaulted = object.clone();
     admission::apply_defaults(&mut defaulted);
+    admission::add_marshalled_members(&mut defaulted);
     let sidecarset = SidecarSet::deserialize_value(&defaulted)
         .map_err(|e| Invalid::Other(format!("invalid SidecarSet: {e}"), 400))?;
     let patterns = settings
