@@ -9,6 +9,7 @@
 //! quantity, an integer outside its Go type's range) are treated as absent, i.e. as the field's
 //! zero value. Go Kruise rejects such objects at decoding, so no Go hash exists to compare with;
 //! treating them as absent keeps this encoder total (it never fails and never panics).
+//! `decodes` tells such values apart, for callers that must not treat them as absent.
 
 use super::schema::{Field, Ty};
 use crate::quantity::Quantity;
@@ -135,22 +136,58 @@ fn as_i32(v: &Value) -> Option<i64> {
 /// Whether Go could decode `v` into a field of type `ty` (`null` counts as absent).
 fn is_valid(ty: Ty, v: &Value) -> bool {
     match ty {
-        Ty::Str => v.is_string(),
+        Ty::Str | Ty::Time => v.is_string(),
         Ty::Bool => v.is_boolean(),
         Ty::I32 => as_i32(v).is_some(),
         Ty::I64 => v.as_i64().is_some(),
         Ty::Quantity => matches!(Quantity::from_json(v), Some(Ok(_))),
         Ty::IntOrString => v.is_string() || as_i32(v).is_some(),
-        Ty::Struct(_) | Ty::QuantityMap => v.is_object(),
+        Ty::Struct(_) | Ty::QuantityMap | Ty::StrMap => v.is_object(),
         Ty::Slice(_) => v.is_array(),
+        Ty::Raw => !v.is_null(),
     }
+}
+
+/// Whether Go's decoder accepts all of `v` as a `ty`: `null` and unknown members anywhere, but no
+/// member of the wrong type (which `is_valid` alone would quietly treat as absent).
+pub(crate) fn decodes(ty: Ty, v: &Value) -> bool {
+    if v.is_null() {
+        return true;
+    }
+    match ty {
+        Ty::Struct(fields) => v.as_object().is_some_and(|obj| {
+            fields
+                .iter()
+                .all(|f| obj.get(f.json).is_none_or(|member| decodes(f.ty, member)))
+        }),
+        Ty::Slice(elem) => v
+            .as_array()
+            .is_some_and(|items| items.iter().all(|item| decodes(*elem, item))),
+        Ty::QuantityMap => v
+            .as_object()
+            .is_some_and(|map| map.values().all(|q| decodes(Ty::Quantity, q))),
+        Ty::StrMap => v
+            .as_object()
+            .is_some_and(|map| map.values().all(|s| decodes(Ty::Str, s))),
+        _ => is_valid(ty, v),
+    }
+}
+
+/// Go's `json.Marshal` of `v` decoded as a `ty`.
+pub(crate) fn encode(ty: Ty, v: &Value) -> String {
+    let mut out = String::new();
+    write_value(&mut out, ty, Some(v).filter(|v| is_valid(ty, v)));
+    out
 }
 
 /// Go's `isEmptyValue` for `omitempty` on a non-pointer field (`v` already validated).
 fn is_empty(ty: Ty, v: Option<&Value>) -> bool {
     let Some(v) = v else {
-        // Absent: the zero value. Structs (incl. Quantity and IntOrString) are never "empty".
-        return !matches!(ty, Ty::Struct(_) | Ty::Quantity | Ty::IntOrString);
+        // Absent: the zero value. Structs (incl. Quantity, IntOrString, Time) are never "empty".
+        return !matches!(
+            ty,
+            Ty::Struct(_) | Ty::Quantity | Ty::IntOrString | Ty::Time
+        );
     };
     match ty {
         Ty::Str => v.as_str().is_some_and(str::is_empty),
@@ -158,7 +195,9 @@ fn is_empty(ty: Ty, v: Option<&Value>) -> bool {
         Ty::I32 | Ty::I64 => v.as_i64() == Some(0),
         Ty::Slice(_) => v.as_array().is_some_and(Vec::is_empty),
         Ty::QuantityMap => quantity_entries(v).is_empty(),
-        Ty::Struct(_) | Ty::Quantity | Ty::IntOrString => false,
+        Ty::StrMap => string_entries(v).is_empty(),
+        // Raw JSON only backs pointer fields, where `omitempty` means nil.
+        Ty::Struct(_) | Ty::Quantity | Ty::IntOrString | Ty::Time | Ty::Raw => false,
     }
 }
 
@@ -217,7 +256,46 @@ fn write_value(out: &mut String, ty: Ty, v: Option<&Value>) {
             }
             None => out.push_str("null"),
         },
+        Ty::StrMap => match v {
+            Some(v) => {
+                out.push('{');
+                for (i, (k, s)) in string_entries(v).iter().enumerate() {
+                    if i > 0 {
+                        out.push(',');
+                    }
+                    write_string(out, k);
+                    out.push(':');
+                    write_string(out, s);
+                }
+                out.push('}');
+            }
+            None => out.push_str("null"),
+        },
+        Ty::Time => match v.and_then(Value::as_str) {
+            // Compared as written: Go would reformat the instant in UTC, whole seconds.
+            Some(t) => write_string(out, t),
+            None => out.push_str("null"),
+        },
+        // Compact JSON: a little looser than Go, which keeps and compares the bytes as written.
+        Ty::Raw => out.push_str(&v.map_or_else(|| "null".into(), Value::to_string)),
     }
+}
+
+/// The entries of a `map[string]string` as Go decodes them, sorted by key: `null` is the empty
+/// string; values that do not decode are left out.
+fn string_entries(v: &Value) -> Vec<(&str, &str)> {
+    let Some(map) = v.as_object() else {
+        return Vec::new();
+    };
+    let mut entries: Vec<(&str, &str)> = map
+        .iter()
+        .filter_map(|(k, v)| match v {
+            Value::Null => Some((k.as_str(), "")),
+            other => other.as_str().map(|s| (k.as_str(), s)),
+        })
+        .collect();
+    crate::order::sort_by_text(&mut entries, |entry| entry.0);
+    entries
 }
 
 /// The entries of a `ResourceList` as Go decodes them, sorted by key: `null` is the zero

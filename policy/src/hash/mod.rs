@@ -5,10 +5,12 @@
 //! `initContainers` is only present when at least one init container is a native sidecar
 //! (`restartPolicy: Always`). The "without image" variant blanks every container's image first.
 
+mod canonical;
 mod gojson;
 mod safe;
 mod schema;
 
+pub use canonical::canonical_volume;
 pub use safe::safe_encode;
 
 use gojson::Options;

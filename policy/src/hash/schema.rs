@@ -4,7 +4,13 @@
 //! `LocalObjectReference` in the key selectors and env sources) are flattened where Go promotes
 //! their fields. Later Kubernetes additions (`Lifecycle.stopSignal` 1.33, `EnvVarSource.fileKeyRef`
 //! and `Container.restartPolicyRules` 1.34) are deliberately absent: Go Kruise built against
-//! v0.32 drops them before hashing.
+//! v0.32 drops them before hashing. The core/v1 `Volume` schema (§2.2 rule 15) is in `volume`,
+//! the ephemeral volume's claim template in `claim`.
+
+mod claim;
+mod volume;
+
+pub(crate) use volume::VOLUME;
 
 /// The Go type of a field, as far as JSON encoding is concerned.
 #[derive(Clone, Copy, Debug)]
@@ -23,6 +29,12 @@ pub(crate) enum Ty {
     Slice(&'static Ty),
     /// `map[string]Quantity` (`ResourceList`), keys sorted.
     QuantityMap,
+    /// `map[string]string`, keys sorted.
+    StrMap,
+    /// `metav1.Time` (a struct: `omitempty` never omits it; the zero time encodes as `null`).
+    Time,
+    /// Raw JSON kept as written (`metav1.FieldsV1`).
+    Raw,
 }
 
 #[derive(Clone, Copy, Debug)]

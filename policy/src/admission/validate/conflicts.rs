@@ -4,6 +4,7 @@
 use super::canary::canary_base;
 use super::errors::{FieldError, quote};
 use crate::api::{LabelSelector, SidecarSet, values};
+use crate::hash::canonical_volume;
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -80,7 +81,7 @@ fn selector_of(s: &SidecarSet) -> LabelSelector {
 }
 
 /// Drops `null` members recursively, so `{"x": null}` and `{}` compare equal as Go's typed
-/// structs would.
+/// structs would (the fallback for volumes Go could not decode at all).
 fn without_nulls(value: &Value) -> Value {
     match value {
         Value::Object(map) => {
@@ -92,6 +93,14 @@ fn without_nulls(value: &Value) -> Value {
         }
         Value::Array(items) => Value::Array(items.iter().map(without_nulls).collect()),
         other => other.clone(),
+    }
+}
+
+/// Upstream's `reflect.DeepEqual` on the decoded core/v1 `Volume`s, as equal canonical Go encodings.
+fn same_volume(a: &Value, b: &Value) -> bool {
+    match (canonical_volume(a), canonical_volume(b)) {
+        (Some(a), Some(b)) => a == b,
+        _ => without_nulls(a) == without_nulls(b),
     }
 }
 
@@ -166,7 +175,7 @@ pub fn validate_conflicts(sidecarset: &SidecarSet, others: &[SidecarSet]) -> Vec
             continue;
         };
         let theirs = other.spec.volumes.iter().find(|v| volume_name(v) == name);
-        if theirs.map(without_nulls) != Some(without_nulls(volume)) {
+        if !theirs.is_some_and(|theirs| same_volume(theirs, volume)) {
             errs.push(FieldError::invalid_str(
                 format!("spec.volumes[{i}].name"),
                 name,
@@ -200,3 +209,6 @@ pub fn validate_conflicts(sidecarset: &SidecarSet, others: &[SidecarSet]) -> Vec
     }
     errs
 }
+
+#[cfg(test)]
+mod tests;
