@@ -77,23 +77,34 @@ pub fn parse_hash_annotation(
     };
     match serde_json::from_str::<HashAnnotation>(value) {
         Ok(parsed) => Ok(parsed),
-        // Go reads a legacy `null` hash as "".
-        Err(struct_error) => serde_json::from_str::<BTreeMap<String, Option<String>>>(value)
-            .map(|legacy| {
-                crate::order::map_of(legacy.into_iter().map(|(name, hash)| {
-                    let spec = UpgradeSpec {
-                        hash: hash.unwrap_or_default(),
-                        sidecar_set_name: name.clone(),
-                        ..UpgradeSpec::default()
-                    };
-                    (name, spec)
-                }))
-            })
-            .map_err(|_| HashAnnotationError {
-                key,
-                reason: struct_error.to_string(),
-            }),
+        Err(struct_error) => legacy_hashes(value).ok_or_else(|| HashAnnotationError {
+            key,
+            reason: struct_error.to_string(),
+        }),
     }
+}
+
+/// The legacy `{"name":"hash"}` form (Go reads a `null` hash as ""). Read through `Value`, whose
+/// decoder the module has anyway: a map decoder of its own would cost kilobytes of wasm.
+fn legacy_hashes(value: &str) -> Option<HashAnnotation> {
+    let serde_json::Value::Object(legacy) = serde_json::from_slice(value.as_bytes()).ok()? else {
+        return None;
+    };
+    let mut entries = Vec::with_capacity(legacy.len());
+    for (name, hash) in legacy {
+        let hash = match hash {
+            serde_json::Value::Null => String::new(),
+            serde_json::Value::String(hash) => hash,
+            _ => return None,
+        };
+        let spec = UpgradeSpec {
+            hash,
+            sidecar_set_name: name.clone(),
+            ..UpgradeSpec::default()
+        };
+        entries.push((name, spec));
+    }
+    Some(crate::order::map_of(entries))
 }
 
 /// The hash entry of one SidecarSet on a pod, `""` when absent or unparsable (§6.3 case 21).

@@ -64,7 +64,17 @@ impl<'de> Deserialize<'de> for GoTime {
 
 impl<'de> Deserialize<'de> for UpgradeSpec {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        deserializer.deserialize_any(SpecVisitor)
+        // `null` decodes to the zero entry.
+        Ok(Option::<Fields>::deserialize(deserializer)?.map_or_else(UpgradeSpec::default, |f| f.0))
+    }
+}
+
+/// The entry's members (a map: asking for one keeps the module small, unlike `deserialize_any`).
+struct Fields(UpgradeSpec);
+
+impl<'de> Deserialize<'de> for Fields {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_map(SpecVisitor).map(Fields)
     }
 }
 
@@ -75,11 +85,6 @@ impl<'de> Visitor<'de> for SpecVisitor {
 
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
         f.write_str("struct UpgradeSpec")
-    }
-
-    /// `null` decodes to the zero entry.
-    fn visit_unit<E: de::Error>(self) -> Result<UpgradeSpec, E> {
-        Ok(UpgradeSpec::default())
     }
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<UpgradeSpec, A::Error> {
