@@ -6,7 +6,8 @@
 //! * [`annotate`]: `kwctl annotate` compatible metadata embedding.
 //! * [`serve`]: the HTTPS admission webhook (AdmissionReview v1), with watch caches.
 //! * [`oci`]: push / pull policies as OCI artifacts with Kubewarden's media types.
-//! * [`admission`]: `ValidationResponse` → `AdmissionResponse`, exactly as Kubewarden builds it.
+//! * [`admission`]: the typed AdmissionRequest sent to the guest, and `ValidationResponse` →
+//!   `AdmissionResponse`, exactly as Kubewarden builds them.
 
 pub mod admission;
 pub mod annotate;
@@ -15,7 +16,10 @@ pub mod engine;
 pub mod oci;
 pub mod serve;
 
-pub use admission::{AdmissionResponse, AdmissionResponseStatus, evaluate_admission};
+pub use admission::{
+    AdmissionRequest, AdmissionResponse, AdmissionResponseStatus, evaluate_admission,
+    evaluate_request,
+};
 pub use context::{
     AllowList, ClusterContext, ContextAwareResources, NoCluster, SessionRecorder, SessionReplayer,
 };

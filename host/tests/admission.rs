@@ -10,7 +10,7 @@ use sidecarset_host::admission::{
     AdmissionError, DEADLINE_MESSAGE, NULL_OBJECT_MUTATION_MESSAGE, admission_request,
 };
 use sidecarset_host::engine::{EngineError, NoHostCallbacks, PolicyEngine, ValidationResponse};
-use sidecarset_host::{AdmissionResponse, evaluate_admission};
+use sidecarset_host::{AdmissionRequest, AdmissionResponse, evaluate_admission};
 
 fn accepted() -> ValidationResponse {
     ValidationResponse {
@@ -180,4 +180,48 @@ fn a_failing_guest_gives_a_500_rejection() {
         serde_json::to_string(&response).unwrap(),
         r#"{"uid":"1299d386-525b-4032-98ae-1949f69f9cfc","allowed":false,"status":{"message":"internal server error: Guest call failure: kube::Client was not initialized properly","code":500},"auditAnnotations":null,"warnings":null}"#
     );
+}
+
+/// kwctl decodes the request into policy-evaluator's struct and sends the guest that struct
+/// re-serialised: camelCase, unknown keys dropped, null or absent optionals omitted.
+#[test]
+fn requests_decode_and_re_serialise_like_policy_evaluator() {
+    let mut request = pod_request();
+    request["unknownField"] = json!({"a": 1});
+    request["dryRun"] = Value::Null;
+    request["oldObject"] = Value::Null;
+    request["userInfo"]["uid"] = Value::Null;
+    let decoded = AdmissionRequest::from_input(&request).unwrap();
+    let text = decoded.to_json().unwrap();
+    assert!(
+        text.starts_with(concat!(
+            r#"{"uid":"1299d386-525b-4032-98ae-1949f69f9cfc","#,
+            r#""kind":{"group":"","version":"v1","kind":"Pod"},"#,
+            r#""resource":{"group":"","version":"v1","resource":"pods"},"#,
+            r#""name":"nginx","namespace":"default","operation":"CREATE","#,
+            r#""userInfo":{"groups":["system:masters"],"username":"kubernetes-admin"},"object":{"#
+        )),
+        "{text}"
+    );
+    assert_eq!(serde_json::from_str::<Value>(&text).unwrap(), pod_request());
+
+    let mut no_uid = pod_request();
+    no_uid.as_object_mut().unwrap().remove("uid");
+    let error = AdmissionRequest::from_input(&no_uid).unwrap_err();
+    assert_eq!(
+        error.to_string(),
+        "cannot build AdmissionRequest object from given input: missing field `uid`"
+    );
+    let mut gvk = pod_request();
+    gvk["kind"] = json!({"kind": "Pod"});
+    assert_eq!(
+        AdmissionRequest::from_input(&gvk),
+        Err(AdmissionError::Decode("missing field `group`".into()))
+    );
+
+    // The library entry point answers such input with a 400 rejection instead.
+    let engine = PolicyEngine::new(&misbehaving_guest(), test_config()).unwrap();
+    let response = evaluate_admission(&engine, &no_uid, &json!({}), &NoHostCallbacks);
+    assert!(!response.allowed);
+    assert_eq!(response.status.unwrap().code, Some(400));
 }

@@ -10,7 +10,10 @@ use serde_json::{Value, json};
 use sidecarset_host::annotate::{
     Metadata, annotate, count_custom_sections, embedded_metadata, replace_custom_section,
 };
-use sidecarset_host::engine::{METADATA_SECTION, PolicyEngine, read_metadata};
+use sidecarset_host::engine::{
+    EngineError, KUBEWARDEN_VERSION, KubewardenVersion, METADATA_SECTION, PolicyEngine,
+    read_metadata,
+};
 use sidecarset_host::{ClusterContext, evaluate_admission};
 
 const METADATA: &str = r#"
@@ -287,4 +290,118 @@ fn a_module_without_protocol_version_cannot_be_annotated() {
         None,
     );
     assert!(error.is_err());
+}
+
+/// `run` on `module` with the Pod request of the guide.
+fn run_cli(dir: &Path, module: &Path) -> Output {
+    let request = dir.join("request.json");
+    std::fs::write(&request, pod_request().to_string()).unwrap();
+    host()
+        .arg("run")
+        .arg("--request-path")
+        .arg(&request)
+        .arg(module)
+        .output()
+        .unwrap()
+}
+
+fn assert_refused(output: &Output, error: &str) {
+    assert!(!output.status.success(), "{error}");
+    assert!(output.stdout.is_empty(), "{error}");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains(error), "{stderr}");
+}
+
+/// As policy-server: an annotated waPC module must say `protocolVersion: v1`; a plain module
+/// (no metadata at all) still runs.
+#[test]
+fn an_annotated_wapc_module_needs_protocol_version_v1() {
+    let dir = scratch_dir("annotate-protocol");
+    let module = plain_module(&dir);
+    ok(annotate_cli(&dir, &module, METADATA, None));
+    let annotated = std::fs::read(dir.join("annotated.wasm")).unwrap();
+    let metadata = read_metadata(&annotated).unwrap().expect("annotated");
+    assert_eq!(metadata["protocolVersion"], "v1");
+    ok(run_cli(&dir, &module));
+    ok(run_cli(&dir, &dir.join("annotated.wasm")));
+
+    let edited = |edit: &dyn Fn(&mut serde_json::Map<String, Value>)| {
+        let mut metadata = metadata.clone();
+        edit(metadata.as_object_mut().unwrap());
+        let wasm = replace_custom_section(
+            &annotated,
+            METADATA_SECTION,
+            metadata.to_string().as_bytes(),
+        )
+        .unwrap();
+        let path = dir.join("edited.wasm");
+        std::fs::write(&path, wasm).unwrap();
+        run_cli(&dir, &path)
+    };
+    let missing = "Policy is missing protocol version";
+    assert_refused(&edited(&|m| drop(m.remove("protocolVersion"))), missing);
+    assert_refused(
+        &edited(&|m| drop(m.insert("protocolVersion".into(), Value::Null))),
+        missing,
+    );
+    // Without executionMode the module is kubewarden-wapc, so the rule applies too.
+    assert_refused(
+        &edited(&|m| {
+            m.remove("protocolVersion");
+            m.remove("executionMode");
+        }),
+        missing,
+    );
+    for version in ["v2", "Unknown"] {
+        assert_refused(
+            &edited(&|m| drop(m.insert("protocolVersion".into(), json!(version)))),
+            &format!("Policy uses protocol version {version:?}, only v1 is supported"),
+        );
+    }
+}
+
+/// kwctl's `has_minimum_kubewarden_version`: major.minor against [`KUBEWARDEN_VERSION`].
+#[test]
+fn a_policy_needing_a_newer_kubewarden_is_refused() {
+    let running = KUBEWARDEN_VERSION;
+    let annotated_with = |minimum: &str| {
+        let dir = scratch_dir("annotate-minimum");
+        let module = plain_module(&dir);
+        let metadata = format!("{METADATA}minimumKubewardenVersion: {minimum}\n");
+        ok(annotate_cli(&dir, &module, &metadata, None));
+        (dir.clone(), dir.join("annotated.wasm"))
+    };
+    let (too_new_dir, too_new) = annotated_with("9.0.0");
+    assert_refused(
+        &run_cli(&too_new_dir, &too_new),
+        &format!(
+            "Policy required Kubewarden version 9.0.0 or greater. But it's running on {running}"
+        ),
+    );
+    assert_eq!(
+        PolicyEngine::new(&std::fs::read(&too_new).unwrap(), test_config()).unwrap_err(),
+        EngineError::NewerKubewardenRequired {
+            required: KubewardenVersion { major: 9, minor: 0 },
+            running,
+        }
+    );
+    let next_minor = format!("{}.{}.0", running.major, running.minor + 1);
+    let (dir, module) = annotated_with(&next_minor);
+    assert_refused(
+        &run_cli(&dir, &module),
+        &format!("version {next_minor} or greater"),
+    );
+    // The patch number is ignored; older releases are fine.
+    for minimum in [
+        format!("{}.{}.9-rc.1", running.major, running.minor),
+        "1.16.0".to_string(),
+    ] {
+        let (dir, module) = annotated_with(&minimum);
+        ok(run_cli(&dir, &module));
+    }
+    // The metadata of the module being re-annotated does not stop `annotate`.
+    let again = too_new_dir.join("again");
+    std::fs::create_dir_all(&again).unwrap();
+    ok(annotate_cli(&again, &too_new, METADATA, None));
+    ok(run_cli(&again, &again.join("annotated.wasm")));
 }

@@ -418,6 +418,155 @@ fn bad_inputs_are_clear_errors() {
     assert!(!conflicting.status.success());
 }
 
+/// Runs `run -r request module` with extra arguments.
+fn run_request(request: &Path, module: &Path, extra: &[&str]) -> Output {
+    host()
+        .arg("run")
+        .arg("-r")
+        .arg(request)
+        .args(extra)
+        .arg(module)
+        .output()
+        .unwrap()
+}
+
+/// As kwctl: a request that does not decode as policy-evaluator's AdmissionRequest fails the
+/// command with kwctl's message and prints no AdmissionResponse line.
+#[test]
+fn run_refuses_requests_kwctl_cannot_decode() {
+    let dir = scratch_dir("cli-decode");
+    let module = write_module(&dir, "policy.wasm", &misbehaving_guest());
+    let mut no_uid = pod_request();
+    no_uid.as_object_mut().unwrap().remove("uid");
+    let mut uid_number = pod_request();
+    uid_number["uid"] = json!(123);
+    let mut no_user_info = pod_request();
+    no_user_info.as_object_mut().unwrap().remove("userInfo");
+    let mut bad_dry_run = pod_request();
+    bad_dry_run["dryRun"] = json!("yes");
+    let review =
+        json!({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "request": no_uid});
+    for (request, error) in [
+        (&no_uid, "missing field `uid`"),
+        (&review, "missing field `uid`"),
+        (
+            &uid_number,
+            "invalid type: integer `123`, expected a string",
+        ),
+        (&no_user_info, "missing field `userInfo`"),
+        (
+            &bad_dry_run,
+            "invalid type: string \"yes\", expected a boolean",
+        ),
+    ] {
+        let output = run_request(&write_json(&dir, "request.json", request), &module, &[]);
+        assert_ne!(output.status.code(), Some(0), "{request}");
+        assert!(output.stdout.is_empty(), "{request}");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(
+            stderr.contains(&format!(
+                "cannot build AdmissionRequest object from given input: {error}"
+            )),
+            "{stderr}"
+        );
+    }
+}
+
+/// `request` with keys policy-evaluator does not know, and its absent optional fields as nulls.
+fn with_unknown_keys_and_nulls(mut request: Value) -> Value {
+    let fields = request.as_object_mut().unwrap();
+    fields.insert("unknownField".into(), json!({"a": 1}));
+    for optional in ["subResource", "requestSubResource", "oldObject", "options"] {
+        fields.entry(optional).or_insert(Value::Null);
+    }
+    request["userInfo"]
+        .as_object_mut()
+        .unwrap()
+        .entry("extra")
+        .or_insert(Value::Null);
+    request["userInfo"]["unknownUserField"] = json!("x");
+    request
+}
+
+/// The guest's `request` is the AdmissionRequest re-serialised as policy-evaluator does:
+/// unknown keys dropped, null optionals omitted.
+#[test]
+fn run_sends_the_guest_the_re_serialised_request() {
+    let dir = scratch_dir("cli-reserialise");
+    let module = write_module(&dir, "policy.wasm", &payload_echo_guest());
+    let request = write_json(
+        &dir,
+        "request.json",
+        &with_unknown_keys_and_nulls(pod_request()),
+    );
+    let line = stdout_line(&run_request(&request, &module, &[]));
+    let message = line["status"]["message"].as_str().unwrap();
+    let payload = message
+        .strip_prefix("internal server error: Guest call failure: ")
+        .unwrap_or_else(|| panic!("{message}"));
+    let payload: Value = serde_json::from_str(payload).unwrap();
+    assert_eq!(payload, json!({"request": pod_request(), "settings": {}}));
+}
+
+/// The real policy answers a request with unknown keys and null optionals exactly as the clean
+/// one, after the same host calls: the recorded example sessions still replay.
+#[test]
+fn unknown_keys_and_nulls_change_nothing_for_the_policy() {
+    let dir = scratch_dir("cli-example-junk");
+    let module = annotated_policy_wasm(&dir);
+    let examples = repo_root().join("examples");
+    let request: Value = serde_json::from_str(
+        &std::fs::read_to_string(examples.join("requests/log-sidecar.json")).unwrap(),
+    )
+    .unwrap();
+    let clean = write_json(&dir, "clean.json", &request);
+    let junk = write_json(&dir, "junk.json", &with_unknown_keys_and_nulls(request));
+    let context = examples.join("cluster").display().to_string();
+    let record = |request: &Path, session: &str| {
+        let session = dir.join(session);
+        let line = stdout_line(&run_request(
+            request,
+            &module,
+            &[
+                "--allow-context-aware",
+                "--context",
+                &context,
+                "--record-host-capabilities-interactions",
+                &session.display().to_string(),
+            ],
+        ));
+        (line, std::fs::read_to_string(session).unwrap())
+    };
+    let (clean_line, clean_session) = record(&clean, "clean.yml");
+    let (junk_line, junk_session) = record(&junk, "junk.yml");
+    assert_eq!(
+        without_timestamps(&junk_line),
+        without_timestamps(&clean_line)
+    );
+    assert_eq!(junk_session, clean_session);
+    assert!(junk_line["patch"].is_string(), "{junk_line}");
+
+    let session = examples
+        .join("sessions/log-sidecar.yml")
+        .display()
+        .to_string();
+    let output = run_request(
+        &junk,
+        &module,
+        &[
+            "--allow-context-aware",
+            "--replay-host-capabilities-interactions",
+            &session,
+        ],
+    );
+    assert_eq!(
+        without_timestamps(&stdout_line(&output)),
+        without_timestamps(&clean_line)
+    );
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(!stderr.contains("not been replayed"), "{stderr}");
+}
+
 /// The value in µs after `label ` in bench's statistics line.
 fn micros_after(line: &str, label: &str) -> f64 {
     let rest = line

@@ -138,13 +138,13 @@ fn hex(s: &str) -> String {
     s.bytes().map(|b| format!("\\{b:02x}")).collect()
 }
 
-/// A guest steered by the first byte of the first request field (`"aaa"`): `L` loops, `M`
+/// A guest steered by the first byte of the request's first field (`uid`): `L` loops, `M`
 /// allocates without bound, `T` traps, `S` sleeps ~300 ms (busy loop), anything else mutates like
 /// the probe.
 fn steered_guest() -> Vec<u8> {
     let settings = SETTINGS_OK;
     let validate = mutating_response();
-    // `{"request":{"aaa":"` is 19 bytes: the marker is the 20th byte of the payload.
+    // `{"request":{"uid":"` is 19 bytes: the marker is the 20th byte of the payload.
     let wat = format!(
         r#"(module
   (import "wapc" "__guest_request" (func $req (param i32 i32)))
@@ -181,9 +181,10 @@ fn steered_guest() -> Vec<u8> {
     wat::parse_str(wat).unwrap()
 }
 
+/// The Pod request with a uid starting with `marker` (the guest sees uid first, as re-serialised).
 fn marked_request(marker: &str) -> Value {
     let mut request = pod_request();
-    request["aaa"] = json!(marker);
+    request["uid"] = json!(format!("{marker}-1299d386"));
     request
 }
 
@@ -341,14 +342,24 @@ async fn http_level_errors_and_routes() {
         assert_eq!(status, 400, "{body}: {text}");
         assert!(text.starts_with("malformed AdmissionReview: "), "{text}");
     }
+    // A request kwctl cannot decode (no operation) gets kwctl's message.
+    let mut no_operation = pod_request();
+    no_operation.as_object_mut().unwrap().remove("operation");
+    let (status, text) = server.post("/validate", review_body(&no_operation)).await;
+    assert_eq!(status, 400, "{text}");
+    assert!(
+        text.contains(
+            "cannot build AdmissionRequest object from given input: missing field `operation`"
+        ),
+        "{text}"
+    );
 
     // A kind the policy does not handle passes unchanged, without evaluation.
-    let mut deployment = pod_request();
+    let mut deployment = marked_request("T");
     deployment["kind"] = json!({"group": "apps", "version": "v1", "kind": "Deployment"});
-    deployment["aaa"] = json!("T");
     let response = server.review(&deployment).await;
     assert_eq!(response["allowed"], true);
-    assert_eq!(response["uid"], pod_request()["uid"]);
+    assert_eq!(response["uid"], deployment["uid"]);
     assert!(response.get("patch").is_none(), "{response}");
 
     // Every admission path shape.
@@ -365,7 +376,7 @@ async fn http_level_errors_and_routes() {
         "{metrics}"
     );
     assert!(
-        metrics.contains("sidecarset_host_http_errors_total{code=\"400\"} 6"),
+        metrics.contains("sidecarset_host_http_errors_total{code=\"400\"} 7"),
         "{metrics}"
     );
     assert!(
@@ -667,32 +678,6 @@ async fn live_watch_caches_answer_the_callbacks() {
     );
     drop(server);
     standin.shutdown().await;
-}
-
-/// The response with its base64 patch decoded and every `updateTimestamp` value blanked.
-fn without_timestamps(response: &Value) -> Value {
-    use base64::Engine as _;
-    let mut out = response.clone();
-    if let Some(patch) = response["patch"].as_str() {
-        let bytes = base64::engine::general_purpose::STANDARD
-            .decode(patch)
-            .unwrap();
-        let text = String::from_utf8(bytes).unwrap();
-        let mut blanked = String::new();
-        let mut rest = text.as_str();
-        let key = "updateTimestamp\\\":\\\"";
-        while let Some(at) = rest.find(key) {
-            let value_start = at + key.len();
-            blanked.push_str(&rest[..value_start]);
-            rest = &rest[value_start..];
-            let end = rest.find('\\').unwrap_or(rest.len());
-            blanked.push('T');
-            rest = &rest[end..];
-        }
-        blanked.push_str(rest);
-        out["patch"] = Value::String(blanked);
-    }
-    out
 }
 
 fn review_body(request: &Value) -> String {

@@ -1,6 +1,8 @@
-//! From the policy's `ValidationResponse` to the Kubernetes `AdmissionResponse`, as policy-evaluator builds it.
+//! The AdmissionRequest the guest receives, and from the policy's `ValidationResponse` to the
+//! Kubernetes `AdmissionResponse`, as policy-evaluator builds them.
 
 mod patch;
+mod request;
 
 use std::collections::BTreeMap;
 
@@ -10,7 +12,9 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use thiserror::Error;
 
-use crate::engine::{EngineError, HostCallbacks, PolicyEngine, ValidationResponse};
+use crate::engine::{EngineError, HostCallbacks, PolicyEngine, ValidationResponse, settings_json};
+
+pub use request::{AdmissionRequest, GroupVersionKind, GroupVersionResource, admission_request};
 
 /// Message policy-evaluator uses when a policy mutates a request without an object (DELETE).
 pub const NULL_OBJECT_MUTATION_MESSAGE: &str = "Incoming object is null, which happens only with DELETE operations, but the policy is attempting a mutation. This is not allowed";
@@ -64,6 +68,9 @@ pub enum AdmissionError {
     /// An AdmissionReview without `request`.
     #[error("the AdmissionReview has no request")]
     MissingRequest,
+    /// The request does not decode as policy-evaluator's AdmissionRequest (kwctl's message).
+    #[error("cannot build AdmissionRequest object from given input: {0}")]
+    Decode(String),
 }
 
 impl AdmissionResponse {
@@ -155,40 +162,37 @@ impl AdmissionResponse {
     }
 }
 
-/// The AdmissionRequest inside `input`: `.request` of an AdmissionReview (top-level `kind: AdmissionReview`), else `input`.
-pub fn admission_request(input: &Value) -> Result<&Value, AdmissionError> {
-    if !input.is_object() {
-        return Err(AdmissionError::NotAnObject);
-    }
-    if input.get("kind").and_then(Value::as_str) == Some("AdmissionReview") {
-        return input
-            .get("request")
-            .filter(|r| r.is_object())
-            .ok_or(AdmissionError::MissingRequest);
-    }
-    Ok(input)
-}
-
 /// Evaluates one AdmissionRequest (or AdmissionReview) and always returns an AdmissionResponse:
-/// guest failures become 500 rejections, as in policy-server.
+/// input kwctl cannot decode becomes a 400 rejection, guest failures 500 rejections.
 pub fn evaluate_admission(
     engine: &PolicyEngine,
     request: &Value,
     settings: &Value,
     host: &dyn HostCallbacks,
 ) -> AdmissionResponse {
-    let request = match admission_request(request) {
-        Ok(request) => request,
-        Err(e) => return AdmissionResponse::reject("", e.to_string(), 400),
-    };
-    let uid = request
-        .get("uid")
-        .and_then(Value::as_str)
-        .unwrap_or_default();
-    match engine.validate(request, settings, host) {
-        Ok(response) => {
-            AdmissionResponse::from_validation_response(uid, request.get("object"), &response)
-        }
-        Err(e) => AdmissionResponse::from_engine_error(uid, &e),
+    match AdmissionRequest::from_input(request) {
+        Ok(request) => evaluate_request(engine, &request, settings, host),
+        Err(e) => AdmissionResponse::reject("", e.to_string(), 400),
+    }
+}
+
+/// Evaluates a decoded request: the guest gets it re-serialised, as policy-evaluator sends it.
+pub fn evaluate_request(
+    engine: &PolicyEngine,
+    request: &AdmissionRequest,
+    settings: &Value,
+    host: &dyn HostCallbacks,
+) -> AdmissionResponse {
+    let validation = request
+        .to_json()
+        .map_err(|e| EngineError::InvalidInput(e.to_string()))
+        .and_then(|json| engine.validate_json(&json, &settings_json(settings)?, host));
+    match validation {
+        Ok(response) => AdmissionResponse::from_validation_response(
+            &request.uid,
+            request.object.as_ref(),
+            &response,
+        ),
+        Err(e) => AdmissionResponse::from_engine_error(&request.uid, &e),
     }
 }

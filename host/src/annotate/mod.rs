@@ -8,9 +8,11 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
-use crate::engine::{EngineConfig, GuestStdio, METADATA_SECTION, PolicyEngine, read_metadata};
+use crate::engine::{
+    EngineConfig, GuestStdio, KubewardenVersion, METADATA_SECTION, PolicyEngine, read_metadata,
+};
 
-pub use section::{count_custom_sections, replace_custom_section};
+pub use section::{count_custom_sections, remove_custom_section, replace_custom_section};
 
 /// Annotation that records the tool which annotated the module.
 pub const KWCTL_ANNOTATION: &str = "io.kubewarden.kwctl";
@@ -208,19 +210,12 @@ impl Metadata {
                 )));
             }
         }
-        if let Some(version) = &self.minimum_kubewarden_version {
-            let parts: Vec<&str> = version.split('.').collect();
-            let numeric = |p: &str| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit());
-            let core_ok = parts.len() == 3 && numeric(parts[0]) && numeric(parts[1]);
-            let patch_ok = parts
-                .get(2)
-                .and_then(|p| p.split(['-', '+']).next())
-                .is_some_and(numeric);
-            if !(core_ok && patch_ok) {
-                return Err(AnnotateError::Invalid(format!(
-                    "minimumKubewardenVersion '{version}' is not a semantic version"
-                )));
-            }
+        if let Some(version) = &self.minimum_kubewarden_version
+            && KubewardenVersion::parse(version).is_none()
+        {
+            return Err(AnnotateError::Invalid(format!(
+                "minimumKubewardenVersion '{version}' is not a semantic version"
+            )));
         }
         if let Some(severity) = self
             .annotations
@@ -253,8 +248,10 @@ pub fn protocol_version_of(wasm: &[u8], mode: ExecutionMode) -> Result<String, A
         guest_stdio: GuestStdio::Discard,
         ..EngineConfig::default()
     };
+    // Metadata being replaced must not stop the module from loading (e.g. a too new minimum version).
+    let plain = remove_custom_section(wasm, METADATA_SECTION)?;
     let engine =
-        PolicyEngine::new(wasm, config).map_err(|e| AnnotateError::Module(e.to_string()))?;
+        PolicyEngine::new(&plain, config).map_err(|e| AnnotateError::Module(e.to_string()))?;
     engine.protocol_version().map_err(|e| {
         AnnotateError::Module(format!("cannot read the policy's protocol version: {e}"))
     })

@@ -65,14 +65,9 @@ fn custom_name(body: &[u8]) -> Option<&[u8]> {
     body.get(used..used.checked_add(usize::try_from(len).ok()?)?)
 }
 
-/// Returns `wasm` with every custom section called `name` removed and one new section
-/// `name` holding `contents` appended at the end (where `kwctl annotate` puts it).
-pub fn replace_custom_section(
-    wasm: &[u8],
-    name: &str,
-    contents: &[u8],
-) -> Result<Vec<u8>, AnnotateError> {
-    let mut out = Vec::with_capacity(wasm.len() + contents.len() + name.len() + 16);
+/// Returns `wasm` with every custom section called `name` removed.
+pub fn remove_custom_section(wasm: &[u8], name: &str) -> Result<Vec<u8>, AnnotateError> {
+    let mut out = Vec::with_capacity(wasm.len());
     out.extend_from_slice(&WASM_HEADER);
     for section in sections(wasm)? {
         if section.id == 0 && custom_name(section.body) == Some(name.as_bytes()) {
@@ -80,6 +75,18 @@ pub fn replace_custom_section(
         }
         out.extend_from_slice(section.encoded);
     }
+    Ok(out)
+}
+
+/// Returns `wasm` with every custom section called `name` removed and one new section
+/// `name` holding `contents` appended at the end (where `kwctl annotate` puts it).
+pub fn replace_custom_section(
+    wasm: &[u8],
+    name: &str,
+    contents: &[u8],
+) -> Result<Vec<u8>, AnnotateError> {
+    let mut out = remove_custom_section(wasm, name)?;
+    out.reserve(contents.len() + name.len() + 16);
     let too_large = || AnnotateError::Module("custom section larger than 4 GiB".into());
     let mut body = Vec::with_capacity(name.len() + contents.len() + 5);
     write_leb_u32(
@@ -120,6 +127,15 @@ mod tests {
             crate::engine::custom_section(&twice, "x"),
             Some(&b"two"[..])
         );
+    }
+
+    #[test]
+    fn removing_leaves_the_other_sections() {
+        let a = replace_custom_section(&EMPTY_MODULE, "a", b"1").unwrap();
+        let ab = replace_custom_section(&a, "b", b"2").unwrap();
+        let b = remove_custom_section(&ab, "a").unwrap();
+        assert_eq!(count_custom_sections(&b, "a").unwrap(), 0);
+        assert_eq!(crate::engine::custom_section(&b, "b"), Some(&b"2"[..]));
     }
 
     #[test]

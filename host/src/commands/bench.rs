@@ -8,12 +8,11 @@ use anyhow::{Context, bail};
 use clap::Args;
 use serde_json::Value;
 
-use sidecarset_host::admission::admission_request;
 use sidecarset_host::context::{AllowList, ClusterContext, NoCluster};
 use sidecarset_host::engine::{
     HostCallbacks, PolicyEngine, ValidationResponse, settings_json, validate_payload,
 };
-use sidecarset_host::evaluate_admission;
+use sidecarset_host::{AdmissionRequest, evaluate_request};
 
 use super::common;
 
@@ -114,6 +113,8 @@ pub fn execute(args: &BenchArgs) -> anyhow::Result<()> {
     let engine = PolicyEngine::from_file(&common::module_path(&args.module), config)?;
     let request: Value = serde_json::from_str(&common::read_input(&args.request_path)?)
         .with_context(|| format!("cannot parse request {}", args.request_path.display()))?;
+    let request = AdmissionRequest::from_input(&request)
+        .with_context(|| format!("invalid request {}", args.request_path.display()))?;
     let settings =
         common::read_settings(args.settings_path.as_deref(), args.settings_json.as_deref())?;
     let base: Box<dyn HostCallbacks> =
@@ -134,13 +135,12 @@ pub fn execute(args: &BenchArgs) -> anyhow::Result<()> {
             validation.message.unwrap_or_default()
         );
     }
-    let first = evaluate_admission(&engine, &request, &settings, host.as_ref());
+    let first = evaluate_request(&engine, &request, &settings, host.as_ref());
     if first.status.as_ref().and_then(|s| s.code) == Some(500) {
         eprintln!("warning: the evaluation fails: {:?}", first.status);
     }
     let (samples, total) = if args.reuse_instance {
-        let request = serde_json::to_string(admission_request(&request)?)?;
-        let payload = validate_payload(&request, &settings_json(&settings)?);
+        let payload = validate_payload(&request.to_json()?, &settings_json(&settings)?);
         let mut instance = engine.instantiate(host.as_ref())?;
         measure(args, || {
             let response = instance.call("validate", &payload)?;
@@ -150,7 +150,7 @@ pub fn execute(args: &BenchArgs) -> anyhow::Result<()> {
         })?
     } else {
         measure(args, || {
-            evaluate_admission(&engine, &request, &settings, host.as_ref());
+            evaluate_request(&engine, &request, &settings, host.as_ref());
             Ok(())
         })?
     };

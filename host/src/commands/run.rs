@@ -7,12 +7,11 @@ use anyhow::{Context, bail};
 use clap::Args;
 use serde_json::Value;
 
-use sidecarset_host::admission::admission_request;
 use sidecarset_host::context::{
     AllowList, ClusterContext, NoCluster, SessionRecorder, SessionReplayer,
 };
 use sidecarset_host::engine::{HostCallbacks, PolicyEngine};
-use sidecarset_host::evaluate_admission;
+use sidecarset_host::{AdmissionRequest, evaluate_request};
 
 /// Arguments of `run`, named like kwctl's.
 #[derive(Debug, Args)]
@@ -80,8 +79,8 @@ pub fn execute(args: &RunArgs) -> anyhow::Result<()> {
     let request_text = super::common::read_input(&args.request_path)?;
     let request: Value = serde_json::from_str(&request_text)
         .with_context(|| format!("cannot parse request {}", args.request_path.display()))?;
-    // As kwctl: a document that is neither form is an input error, not a policy rejection.
-    admission_request(&request)
+    // As kwctl: input that does not decode as an AdmissionRequest is an error, not a rejection.
+    let request = AdmissionRequest::from_input(&request)
         .with_context(|| format!("invalid request {}", args.request_path.display()))?;
     let settings = read_settings(args)?;
     // Checked before any host answers: refused reads are neither recorded nor replayed.
@@ -125,7 +124,7 @@ pub fn execute(args: &RunArgs) -> anyhow::Result<()> {
 
 fn evaluate(
     engine: &PolicyEngine,
-    request: &Value,
+    request: &AdmissionRequest,
     settings: &Value,
     host: &dyn HostCallbacks,
 ) -> anyhow::Result<()> {
@@ -136,7 +135,7 @@ fn evaluate(
             validation.message.unwrap_or_default()
         );
     }
-    let response = evaluate_admission(engine, request, settings, host);
+    let response = evaluate_request(engine, request, settings, host);
     let line = serde_json::to_string(&response)?;
     let mut stdout = std::io::stdout().lock();
     writeln!(stdout, "{line}")?;

@@ -2,6 +2,8 @@
 
 use thiserror::Error;
 
+use super::version::KubewardenVersion;
+
 /// Everything that can go wrong while loading a module or evaluating one call.
 ///
 /// Call-time variants display like Kubewarden's waPC errors (`Guest call failure: …`).
@@ -18,6 +20,24 @@ pub enum EngineError {
         "the policy's executionMode is {0:?}; sidecarset-host runs kubewarden-wapc policies only"
     )]
     UnsupportedExecutionMode(String),
+    /// An annotated waPC module without `protocolVersion` (not annotated by kwctl-compatible tools).
+    #[error(
+        "Policy is missing protocol version: its metadata has no protocolVersion (annotate it with `sidecarset-host annotate` or `kwctl annotate`)"
+    )]
+    MissingProtocolVersion,
+    /// An annotated waPC module for another protocol version.
+    #[error("Policy uses protocol version {0:?}, only v1 is supported")]
+    UnsupportedProtocolVersion(String),
+    /// The policy's `minimumKubewardenVersion` is newer than the release this host matches.
+    #[error(
+        "Policy required Kubewarden version {required} or greater. But it's running on {running}"
+    )]
+    NewerKubewardenRequired {
+        /// major.minor of the policy's `minimumKubewardenVersion`.
+        required: KubewardenVersion,
+        /// [`super::KUBEWARDEN_VERSION`].
+        running: KubewardenVersion,
+    },
     /// The module does not export a function the waPC protocol requires.
     #[error("policy module does not export `{0}`")]
     MissingExport(&'static str),

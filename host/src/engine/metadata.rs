@@ -3,6 +3,7 @@
 use serde_json::Value;
 
 use super::EngineError;
+use super::version::{KUBEWARDEN_VERSION, KubewardenVersion};
 
 /// Name of the custom section `kwctl annotate` writes.
 pub const METADATA_SECTION: &str = "io.kubewarden.metadata";
@@ -44,13 +45,61 @@ pub const WAPC_EXECUTION_MODE: &str = "kubewarden-wapc";
 
 /// Refuses a module annotated for another runtime (OPA, Gatekeeper, WASI): its `validate`
 /// would not follow the waPC protocol this host speaks.
-pub fn check_execution_mode(metadata: Option<&Value>) -> Result<(), EngineError> {
-    match metadata.and_then(|m| m.get("executionMode")) {
+fn check_execution_mode(metadata: &Value) -> Result<(), EngineError> {
+    match metadata.get("executionMode") {
         None | Some(Value::Null) => Ok(()),
         Some(Value::String(mode)) if mode == WAPC_EXECUTION_MODE => Ok(()),
         Some(Value::String(mode)) => Err(EngineError::UnsupportedExecutionMode(mode.clone())),
         Some(other) => Err(EngineError::UnsupportedExecutionMode(other.to_string())),
     }
+}
+
+/// policy-server's load checks of an annotated module; a plain module has no metadata and passes.
+pub fn check_metadata(metadata: Option<&Value>) -> Result<(), EngineError> {
+    let Some(metadata) = metadata else {
+        return Ok(());
+    };
+    check_execution_mode(metadata)?;
+    check_protocol_version(metadata)?;
+    check_minimum_kubewarden_version(metadata)
+}
+
+/// The only waPC protocol Kubewarden speaks; `kwctl annotate` stores it as `protocolVersion`.
+const PROTOCOL_VERSION: &str = "v1";
+
+/// Refuses an annotated waPC module whose metadata lacks `protocolVersion` or names another one.
+fn check_protocol_version(metadata: &Value) -> Result<(), EngineError> {
+    match metadata.get("protocolVersion") {
+        None | Some(Value::Null) => Err(EngineError::MissingProtocolVersion),
+        Some(Value::String(version)) if version == PROTOCOL_VERSION => Ok(()),
+        Some(Value::String(version)) => {
+            Err(EngineError::UnsupportedProtocolVersion(version.clone()))
+        }
+        Some(other) => Err(EngineError::UnsupportedProtocolVersion(other.to_string())),
+    }
+}
+
+/// kwctl's `has_minimum_kubewarden_version`: refuses a policy that needs a newer major.minor.
+fn check_minimum_kubewarden_version(metadata: &Value) -> Result<(), EngineError> {
+    let value = match metadata.get("minimumKubewardenVersion") {
+        None | Some(Value::Null) => return Ok(()),
+        Some(value) => value,
+    };
+    let required = value
+        .as_str()
+        .and_then(KubewardenVersion::parse)
+        .ok_or_else(|| {
+            EngineError::Metadata(format!(
+                "minimumKubewardenVersion {value} is not a semantic version"
+            ))
+        })?;
+    if required > KUBEWARDEN_VERSION {
+        return Err(EngineError::NewerKubewardenRequired {
+            required,
+            running: KUBEWARDEN_VERSION,
+        });
+    }
+    Ok(())
 }
 
 fn read_leb_u32(bytes: &[u8]) -> Option<(u32, &[u8])> {

@@ -9,6 +9,7 @@ mod metadata;
 mod stdio;
 mod ticker;
 mod types;
+mod version;
 mod wapc;
 
 use std::path::Path;
@@ -26,6 +27,7 @@ pub use error::EngineError;
 pub use instance::PolicyInstance;
 pub use metadata::{METADATA_SECTION, custom_section, read_metadata};
 pub use types::{SettingsValidationResponse, ValidationResponse};
+pub use version::{KUBEWARDEN_VERSION, KubewardenVersion};
 
 use limits::MemoryCap;
 use ticker::Ticker;
@@ -90,7 +92,7 @@ impl PolicyEngine {
     /// Compiles `wasm` (binary, or WAT text) once and pre-links WASI preview1 and the waPC imports.
     pub fn new(wasm: &[u8], config: EngineConfig) -> Result<Self, EngineError> {
         let metadata = read_metadata(wasm)?;
-        metadata::check_execution_mode(metadata.as_ref())?;
+        metadata::check_metadata(metadata.as_ref())?;
         let mut wasm_config = wasmtime::Config::new();
         // Go >= 1.26 policies need function references; epochs give every evaluation its deadline.
         wasm_config.wasm_function_references(true);

@@ -13,7 +13,7 @@ use serde_json::value::RawValue;
 
 use super::AppState;
 use super::metrics::Verdict;
-use crate::admission::AdmissionResponse;
+use crate::admission::{AdmissionError, AdmissionRequest, AdmissionResponse, GroupVersionKind};
 use crate::engine::EngineError;
 
 /// What a listener serves.
@@ -93,7 +93,7 @@ fn bad_request(message: impl std::fmt::Display) -> HttpResponse {
     )
 }
 
-/// The fields of an AdmissionReview the handler reads; the request stays JSON text for the guest.
+/// The fields of an AdmissionReview the handler reads; the request stays JSON text until decoded.
 #[derive(Deserialize)]
 struct Envelope<'a> {
     #[serde(default, rename = "apiVersion")]
@@ -104,27 +104,15 @@ struct Envelope<'a> {
     request: Option<&'a RawValue>,
 }
 
-/// The fields of the request the handler reads: `object` is what the patch is computed against.
-#[derive(Deserialize)]
-struct RequestHead<'a> {
-    #[serde(default)]
-    uid: Value,
-    #[serde(default)]
-    kind: Value,
-    #[serde(default, borrow)]
-    object: Option<&'a RawValue>,
-}
+/// The request with `object`, `oldObject` and `options` kept as JSON text: re-serialising it
+/// copies them to the guest unparsed, and the object is parsed only when a patch needs it.
+type RawRequest = AdmissionRequest<Box<RawValue>>;
 
-/// A parsed AdmissionReview: its apiVersion (echoed back), its request's JSON text (sent to the
-/// guest as it came), and what of the request the handler needs. The object stays text until a
-/// patch is computed against it, on the evaluation thread (which then frees it too).
+/// A parsed AdmissionReview: its apiVersion (echoed back) and its typed request.
 #[derive(Debug)]
 struct Review {
     api_version: &'static str,
-    request_json: Box<RawValue>,
-    uid: String,
-    kind: Value,
-    object: Option<Box<RawValue>>,
+    request: RawRequest,
 }
 
 fn parse_review(body: &[u8]) -> Result<Review, String> {
@@ -158,32 +146,19 @@ fn parse_review(body: &[u8]) -> Result<Review, String> {
         .request
         .filter(|request| request.get().starts_with('{'))
         .ok_or("the AdmissionReview has no request object")?;
-    let head: RequestHead<'_> = serde_json::from_str(request.get())
-        .map_err(|_| "the AdmissionReview has no request object".to_string())?;
-    let Value::String(uid) = head.uid else {
-        return Err("request.uid must be a string".into());
-    };
-    if !head.kind.is_object() {
-        return Err("request.kind must be a GroupVersionKind object".into());
-    }
+    let request: RawRequest = serde_json::from_str(request.get())
+        .map_err(|e| AdmissionError::Decode(e.to_string()).to_string())?;
     Ok(Review {
         api_version,
-        request_json: request.to_owned(),
-        uid,
-        kind: head.kind,
-        object: head.object.map(ToOwned::to_owned),
+        request,
     })
 }
 
 /// The metrics label of the request's kind; `None` for kinds the policy does not handle.
-fn handled_kind(kind: &Value) -> Option<&'static str> {
-    let group = kind
-        .get("group")
-        .and_then(Value::as_str)
-        .unwrap_or_default();
-    match (group, kind.get("kind").and_then(Value::as_str)) {
-        ("", Some("Pod")) => Some("Pod"),
-        ("apps.kruise.io", Some("SidecarSet")) => Some("SidecarSet"),
+fn handled_kind(kind: &GroupVersionKind) -> Option<&'static str> {
+    match (kind.group.as_str(), kind.kind.as_str()) {
+        ("", "Pod") => Some("Pod"),
+        ("apps.kruise.io", "SidecarSet") => Some("SidecarSet"),
         _ => None,
     }
 }
@@ -272,21 +247,18 @@ async fn admit(state: &Arc<AppState>, request: Request<Incoming>) -> HttpRespons
     };
     let Review {
         api_version,
-        request_json,
-        uid,
-        kind,
-        object,
+        request,
     } = match parse_review(&body) {
         Ok(review) => review,
         Err(message) => return bad_request(message),
     };
-    let Some(kind) = handled_kind(&kind) else {
+    let Some(kind) = handled_kind(&request.kind) else {
         // The policy only handles Pods and SidecarSets: anything else passes unchanged.
         state.metrics.record_request("other", Verdict::Accepted);
         return review_response(
             api_version,
             &AdmissionResponse {
-                uid,
+                uid: request.uid,
                 allowed: true,
                 ..Default::default()
             },
@@ -304,7 +276,7 @@ async fn admit(state: &Arc<AppState>, request: Request<Incoming>) -> HttpRespons
     };
     let answer = move |state: &AppState| {
         let _permit = permit;
-        let (response, verdict) = evaluate(state, &request_json, &uid, object.as_deref());
+        let (response, verdict) = evaluate(state, &request);
         state.metrics.record_request(kind, verdict);
         review_response(api_version, &response)
     };
@@ -325,22 +297,22 @@ async fn admit(state: &Arc<AppState>, request: Request<Incoming>) -> HttpRespons
 }
 
 /// One evaluation and its AdmissionResponse; the object is parsed only when a patch needs it.
-fn evaluate(
-    state: &AppState,
-    request_json: &RawValue,
-    uid: &str,
-    object: Option<&RawValue>,
-) -> (AdmissionResponse, Verdict) {
+fn evaluate(state: &AppState, request: &RawRequest) -> (AdmissionResponse, Verdict) {
     let _running = state.metrics.running();
     let started = Instant::now();
-    let result =
-        state
-            .engine
-            .validate_json(request_json.get(), &state.settings_json, &state.callbacks);
+    let uid = request.uid.as_str();
+    let result = request
+        .to_json()
+        .map_err(|e| EngineError::InvalidInput(e.to_string()))
+        .and_then(|json| {
+            state
+                .engine
+                .validate_json(&json, &state.settings_json, &state.callbacks)
+        });
     state.metrics.observe_latency(started.elapsed());
     match result {
         Ok(validation) => {
-            let object: Option<Value> = match (&validation.mutated_object, object) {
+            let object: Option<Value> = match (&validation.mutated_object, &request.object) {
                 // Valid JSON (checked as a RawValue); only a nesting past serde's limit fails.
                 (Some(_), Some(raw)) => serde_json::from_str(raw.get()).ok(),
                 _ => None,
@@ -385,26 +357,55 @@ mod tests {
         }
     }
 
+    fn review(request: &str) -> Vec<u8> {
+        format!(
+            r#"{{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{request}}}"#
+        )
+        .into_bytes()
+    }
+
+    const REQUEST: &str = r#"{"uid":"u","kind":{"group":"","version":"v1","kind":"Pod"},"resource":{"group":"","version":"v1","resource":"pods"},"operation":"CREATE","userInfo":{}"#;
+
     #[test]
     fn reviews_are_checked() {
-        let ok = br#"{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"u","kind":{"group":"","version":"v1","kind":"Pod"}}}"#;
-        assert!(parse_review(ok).is_ok());
+        assert!(parse_review(&review(&format!("{REQUEST}}}"))).is_ok());
         assert!(parse_review(b"{").unwrap_err().contains("invalid JSON"));
         assert!(parse_review(b"[]").unwrap_err().contains("apiVersion"));
         let no_request = br#"{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview"}"#;
         assert!(parse_review(no_request).unwrap_err().contains("no request"));
-        let no_uid = br#"{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"kind":{}}}"#;
-        assert!(parse_review(no_uid).unwrap_err().contains("uid"));
+        let no_uid = review(&format!("{}}}", REQUEST.replace(r#""uid":"u","#, "")));
+        let error = parse_review(&no_uid).unwrap_err();
+        assert!(
+            error.starts_with(
+                "cannot build AdmissionRequest object from given input: missing field `uid`"
+            ),
+            "{error}"
+        );
+        let uid_number = review(&format!("{}}}", REQUEST.replace(r#""u""#, "123")));
+        let error = parse_review(&uid_number).unwrap_err();
+        assert!(
+            error.contains("invalid type: integer `123`, expected a string"),
+            "{error}"
+        );
         let array = br#"["admission.k8s.io/v1","AdmissionReview",{"uid":"u","kind":{}}]"#;
         assert!(parse_review(array).unwrap_err().contains("apiVersion"));
-        let not_object =
-            br#"{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":[]}"#;
-        assert!(parse_review(not_object).unwrap_err().contains("no request"));
-        let review = parse_review(ok).expect("a review");
-        assert_eq!(review.uid, "u");
+        assert!(
+            parse_review(&review("[]"))
+                .unwrap_err()
+                .contains("no request")
+        );
+    }
+
+    #[test]
+    fn the_guest_gets_the_request_re_serialised() {
+        let body = review(&format!(
+            r#"{REQUEST},"unknown":1,"name":null,"dryRun":false,"object":{{"a" : null}},"oldObject":null}}"#
+        ));
+        let review = parse_review(&body).expect("a review");
+        assert_eq!(review.request.uid, "u");
         assert_eq!(
-            review.request_json.get(),
-            r#"{"uid":"u","kind":{"group":"","version":"v1","kind":"Pod"}}"#
+            review.request.to_json().unwrap(),
+            format!(r#"{REQUEST},"object":{{"a" : null}},"dryRun":false}}"#)
         );
     }
 }

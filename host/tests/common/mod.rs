@@ -51,6 +51,32 @@ pub fn mutating_response() -> String {
     .to_string()
 }
 
+/// The response with its base64 patch decoded and every `updateTimestamp` value blanked.
+pub fn without_timestamps(response: &serde_json::Value) -> serde_json::Value {
+    use base64::Engine as _;
+    let mut out = response.clone();
+    if let Some(patch) = response["patch"].as_str() {
+        let bytes = base64::engine::general_purpose::STANDARD
+            .decode(patch)
+            .unwrap();
+        let text = String::from_utf8(bytes).unwrap();
+        let mut blanked = String::new();
+        let mut rest = text.as_str();
+        let key = "updateTimestamp\\\":\\\"";
+        while let Some(at) = rest.find(key) {
+            let value_start = at + key.len();
+            blanked.push_str(&rest[..value_start]);
+            rest = &rest[value_start..];
+            let end = rest.find('\\').unwrap_or(rest.len());
+            blanked.push('T');
+            rest = &rest[end..];
+        }
+        blanked.push_str(rest);
+        out["patch"] = serde_json::Value::String(blanked);
+    }
+    out
+}
+
 /// Short deadline and small memory cap so failure tests run fast.
 pub fn test_config() -> EngineConfig {
     EngineConfig {
@@ -158,6 +184,20 @@ pub fn misbehaving_guest() -> Vec<u8> {
     let extra = r#"(func (export "wapc_init"))
   (data (i32.const 16384) "settings are broken")"#;
     build(SETTINGS_OK, &mutating_response(), extra, prelude)
+}
+
+/// Fails `validate` with its own payload as the guest error: shows what the host sent.
+pub fn payload_echo_guest() -> Vec<u8> {
+    let prelude = format!(
+        r#"(if (i32.eq (local.get $op) (i32.const 8)) (then
+      (call $err (i32.const {MSG_BUF}) (local.get $msg)) (return (i32.const 0))))"#
+    );
+    build(
+        SETTINGS_OK,
+        r#"{"accepted":true}"#,
+        r#"(func (export "wapc_init"))"#,
+        &prelude,
+    )
 }
 
 /// `wapc_init` never returns.
@@ -318,7 +358,7 @@ pub fn with_context_aware_resources(wasm: Vec<u8>, resources: &[(&str, &str)]) -
         .iter()
         .map(|(v, k)| serde_json::json!({"apiVersion": v, "kind": k}))
         .collect();
-    let metadata = serde_json::json!({"rules": [], "mutating": true,
+    let metadata = serde_json::json!({"rules": [], "mutating": true, "protocolVersion": "v1",
         "executionMode": "kubewarden-wapc", "contextAwareResources": declared});
     with_custom_section(
         wasm,
