@@ -243,32 +243,13 @@ fn write_value(out: &mut String, ty: Ty, v: Option<&Value>) {
         },
         Ty::QuantityMap => match v {
             Some(v) => {
-                out.push('{');
-                for (i, (k, q)) in quantity_entries(v).iter().enumerate() {
-                    if i > 0 {
-                        out.push(',');
-                    }
-                    write_string(out, k);
-                    out.push(':');
-                    write_string(out, &q.to_string());
-                }
-                out.push('}');
+                let entries = quantity_entries(v);
+                write_string_map(out, entries.iter().map(|(k, q)| (*k, q.to_string())));
             }
             None => out.push_str("null"),
         },
         Ty::StrMap => match v {
-            Some(v) => {
-                out.push('{');
-                for (i, (k, s)) in string_entries(v).iter().enumerate() {
-                    if i > 0 {
-                        out.push(',');
-                    }
-                    write_string(out, k);
-                    out.push(':');
-                    write_string(out, s);
-                }
-                out.push('}');
-            }
+            Some(v) => write_string_map(out, string_entries(v).into_iter()),
             None => out.push_str("null"),
         },
         Ty::Time => match v.and_then(Value::as_str) {
@@ -279,6 +260,23 @@ fn write_value(out: &mut String, ty: Ty, v: Option<&Value>) {
         // Compact JSON: a little looser than Go, which keeps and compares the bytes as written.
         Ty::Raw => out.push_str(&v.map_or_else(|| "null".into(), Value::to_string)),
     }
+}
+
+/// A Go map with string values, its entries already sorted by key.
+fn write_string_map<'a, S: AsRef<str>>(
+    out: &mut String,
+    entries: impl Iterator<Item = (&'a str, S)>,
+) {
+    out.push('{');
+    for (i, (key, value)) in entries.enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        write_string(out, key);
+        out.push(':');
+        write_string(out, value.as_ref());
+    }
+    out.push('}');
 }
 
 /// The entries of a `map[string]string` as Go decodes them, sorted by key: `null` is the empty
