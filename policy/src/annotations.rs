@@ -141,11 +141,18 @@ pub fn format_injected_list(names: &BTreeSet<String>) -> String {
 }
 
 /// `kruise.io/sidecarset-working-hotupgrade-container`: sidecar name → working container.
-/// Bad JSON reads as empty, as upstream does.
+/// As upstream's `json.Unmarshal` into a `map[string]string` whose error is only logged: text
+/// that is not a JSON object reads as empty, a value that is not a string as "".
 pub fn parse_working_map(value: Option<&str>) -> BTreeMap<String, String> {
-    value
-        .and_then(|v| serde_json::from_str(v).ok())
-        .unwrap_or_default()
+    let Some(serde_json::Value::Object(map)) =
+        value.and_then(|v| serde_json::from_slice(v.as_bytes()).ok())
+    else {
+        return BTreeMap::new();
+    };
+    crate::order::map_of(map.into_iter().map(|(sidecar, working)| match working {
+        serde_json::Value::String(working) => (sidecar, working),
+        _ => (sidecar, String::new()),
+    }))
 }
 
 /// `kruise.io/sidecarset-inplace-update-state` entry of one SidecarSet (§5.9).
@@ -215,6 +222,24 @@ mod tests {
                 .is_empty()
         );
         assert_eq!(pod_hash_of(SIDECARSET_HASH, Some("garbage"), "x"), "");
+    }
+
+    #[test]
+    fn working_map_reads_as_go_reads_it() {
+        let read = |text: &str| parse_working_map(Some(text));
+        assert_eq!(
+            read(r#"{"a":"a-1","b":2,"c":null,"d":{"x":1},"a":"a-2"}"#),
+            BTreeMap::from([
+                ("a".to_string(), "a-2".to_string()),
+                ("b".to_string(), String::new()),
+                ("c".to_string(), String::new()),
+                ("d".to_string(), String::new()),
+            ])
+        );
+        for empty in ["garbage", "[]", "\"a\"", "null", "{"] {
+            assert!(read(empty).is_empty(), "{empty}");
+        }
+        assert!(parse_working_map(None).is_empty());
     }
 
     #[test]

@@ -32,10 +32,13 @@ impl<'a> PodEnvs<'a> {
                     .iter()
                     .map(|env| (name_of(env), env))
                     .collect();
-                let app = !env.iter().any(|(name, env)| {
-                    *name == IS_INJECTED_ENV
-                        && env.get("value").and_then(Value::as_str) == Some("true")
-                });
+                // Upstream reads the first IS_INJECTED entry only (`GetContainerEnvValue`).
+                let app = env
+                    .iter()
+                    .find(|(name, _)| *name == IS_INJECTED_ENV)
+                    .is_none_or(|(_, env)| {
+                        env.get("value").and_then(Value::as_str) != Some("true")
+                    });
                 let name = object.get("name").and_then(Value::as_str);
                 ContainerEnvs {
                     object,

@@ -492,6 +492,20 @@ fn get_injected_volume_devices() {
         ]
     );
 
+    // Upstream reads the first IS_INJECTED entry only: a later "true" does not make a sidecar.
+    let first_says_false = [json!({
+        "name": "app",
+        "env": [{"name": "IS_INJECTED", "value": "false"}, {"name": "IS_INJECTED", "value": "true"}],
+        "volumeDevices": [{"name": "vd", "devicePath": "/dev/vd"}]
+    })];
+    assert_eq!(shared_devices(&first_says_false).len(), 1);
+    let first_says_true = [json!({
+        "name": "sidecar",
+        "env": [{"name": "IS_INJECTED", "value": "true"}, {"name": "IS_INJECTED", "value": "false"}],
+        "volumeDevices": [{"name": "vd", "devicePath": "/dev/vd"}]
+    })];
+    assert!(shared_devices(&first_says_true).is_empty());
+
     // Through injection: no policy (or disabled) → no shared devices; enabled → vd-1, vd-2.
     let pod = json!({
         "metadata": {"namespace": "default", "labels": {"app": "suxing-test"}},

@@ -11,13 +11,14 @@ use proptest::prelude::*;
 use serde_json::{Map, Value, json};
 use std::collections::BTreeSet;
 
-/// The previous `app_containers`: a scan of each container's env.
+/// The previous `app_containers`: a scan of each container's env for its first IS_INJECTED
+/// (upstream's `GetContainerEnvValue`).
 fn old_apps(pod: &[Value]) -> impl Iterator<Item = &Map<String, Value>> {
     pod.iter().filter_map(Value::as_object).filter(|c| {
-        !list(c, "env").iter().any(|env| {
-            name_of(env) == IS_INJECTED_ENV
-                && env.get("value").and_then(Value::as_str) == Some("true")
-        })
+        list(c, "env")
+            .iter()
+            .find(|env| name_of(env) == IS_INJECTED_ENV)
+            .is_none_or(|env| env.get("value").and_then(Value::as_str) != Some("true"))
     })
 }
 
