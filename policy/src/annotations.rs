@@ -1,6 +1,7 @@
 //! Every pod and SidecarSet annotation key and value format (§0, §3.9, §5.9), byte-compatible
 //! with OpenKruise. Policy, controller and host use only this module for them.
 
+use crate::api::nullable::or_default;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -155,26 +156,34 @@ pub fn parse_working_map(value: Option<&str>) -> BTreeMap<String, String> {
     }))
 }
 
-/// `kruise.io/sidecarset-inplace-update-state` entry of one SidecarSet (§5.9).
+/// `kruise.io/sidecarset-inplace-update-state` entry of one SidecarSet (§5.9). A `null` member
+/// reads as its zero value, as Go's decoder reads it.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct InPlaceUpdateState {
-    #[serde(default)]
+    #[serde(default, deserialize_with = "or_default")]
     pub revision: String,
     #[serde(default)]
     pub update_timestamp: Option<String>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "or_default")]
     pub last_container_statuses: BTreeMap<String, InPlaceUpdateContainerStatus>,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct InPlaceUpdateContainerStatus {
-    #[serde(rename = "imageID", default)]
+    #[serde(rename = "imageID", default, deserialize_with = "or_default")]
     pub image_id: String,
 }
 
 pub type InPlaceUpdateStates = BTreeMap<String, InPlaceUpdateState>;
+
+/// The in-place update state annotation as upstream's `json.Unmarshal` into a map reads it:
+/// `null` is the empty map. An entry that is itself `null` stays an error (upstream dereferences
+/// it and panics).
+pub fn parse_update_states(value: &str) -> Result<InPlaceUpdateStates, serde_json::Error> {
+    Ok(serde_json::from_str::<Option<InPlaceUpdateStates>>(value)?.unwrap_or_default())
+}
 
 #[cfg(test)]
 mod tests {

@@ -83,7 +83,7 @@ impl PodFacts {
             working,
             update_states: match pod.annotation(INPLACE_UPDATE_STATE) {
                 None => UpdateStates::Absent,
-                Some(value) => serde_json::from_str(value)
+                Some(value) => annotations::parse_update_states(value)
                     .map_or(UpdateStates::Unparsable, UpdateStates::Parsed),
             },
             hash_struct_form,

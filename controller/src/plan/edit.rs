@@ -7,7 +7,8 @@ use json_patch::jsonptr::PointerBuf;
 use json_patch::{AddOperation, Patch, PatchOperation, ReplaceOperation, TestOperation};
 use serde_json::Value;
 use sidecarset_policy::annotations::{
-    INPLACE_UPDATE_STATE, InPlaceUpdateContainerStatus, InPlaceUpdateState, InPlaceUpdateStates,
+    self, INPLACE_UPDATE_STATE, InPlaceUpdateContainerStatus, InPlaceUpdateState,
+    InPlaceUpdateStates,
 };
 use sidecarset_policy::selector::Labels;
 use std::collections::BTreeMap;
@@ -171,7 +172,7 @@ pub(crate) fn record_update_state(
     }
     let mut states: InPlaceUpdateStates = annotations
         .get(INPLACE_UPDATE_STATE)
-        .and_then(|value| serde_json::from_str(value).ok())
+        .and_then(|value| annotations::parse_update_states(value).ok())
         .unwrap_or_default();
     let state = states
         .entry(sidecarset.to_string())

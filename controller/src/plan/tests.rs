@@ -1028,3 +1028,20 @@ fn refreshing_a_cached_pods_hash_entry_matches_the_full_refresh() {
         }
     }
 }
+
+/// Upstream reads the in-place update state with `json.Unmarshal` into a map: `null` there, or
+/// as an entry's member, is the zero value, so the update counts as completed.
+#[test]
+fn null_update_state_counts_as_completed() {
+    for raw in [
+        "null",
+        r#"{"test-sidecarset":{"revision":"aaa","lastContainerStatuses":null}}"#,
+        r#"{"test-sidecarset":{"revision":null,"lastContainerStatuses":{"test-sidecar":{"imageID":null}}}}"#,
+    ] {
+        let mut p = pod("test-pod-1", 0);
+        p["metadata"]["annotations"][INPLACE_UPDATE_STATE] = json!(raw);
+        let plan = run(&sidecarset(), &[p]);
+        assert_eq!(counts(&plan), [1, 0, 1, 0], "{raw}");
+        assert_eq!(updated_names(&plan), ["test-pod-1"], "{raw}");
+    }
+}

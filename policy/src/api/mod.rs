@@ -7,7 +7,7 @@
 mod container;
 pub mod crd;
 mod head;
-mod nullable;
+pub(crate) mod nullable;
 mod resource;
 mod spec;
 
