@@ -8,6 +8,8 @@
 //! policy.wasm in a fresh pooled instance (the `policy` bench's *wasm-call*): toggle on
 //! `sidecarset_host::engine::PolicyEngine::call` and add `--smc-check=all-non-file` so valgrind
 //! sees the JIT-compiled guest (the kernel's part of an instance, page resets, is not counted).
+//! With `--serve`, what `serve` does around that call (the `policy` bench's *wasm-serve*): toggle
+//! on `sidecarset_host::admission::evaluate_admission`, also with `--smc-check=all-non-file`.
 
 use sidecarset_policy::evaluate::{Outcome, evaluate, wire};
 use sidecarset_policy::settings::Settings;
@@ -20,6 +22,7 @@ use fixtures::{InMemory, NOW, list_json, pod_request, pooled_engine, sidecarsets
 fn main() {
     let wire_mode = std::env::args().any(|a| a == "--wire");
     let wasm_mode = std::env::args().any(|a| a == "--wasm");
+    let serve_mode = std::env::args().any(|a| a == "--serve");
     let mut args = std::env::args().skip(1).filter(|a| !a.starts_with("--"));
     let count: usize = args.next().and_then(|a| a.parse().ok()).unwrap_or(10);
     let iterations: usize = args.next().and_then(|a| a.parse().ok()).unwrap_or(100);
@@ -29,11 +32,22 @@ fn main() {
     const MUTATED: &[u8] = b"\"mutated_object\"";
     let payload = serde_json::to_vec(&serde_json::json!({"request": &request, "settings": {}}))
         .expect("payload");
-    if wasm_mode {
+    if wasm_mode || serve_mode {
         let pooled = pooled_engine();
         let context = sidecarset_host::serve::SharedContext::fixed(
             sidecarset_host::ClusterContext::from_objects(sidecarsets(count)).expect("context"),
         );
+        if serve_mode {
+            let settings = serde_json::json!({});
+            for _ in 0..iterations {
+                let response = black_box(sidecarset_host::evaluate_admission(
+                    &pooled, &request, &settings, &context,
+                ));
+                assert!(response.patch.is_some(), "the benchmark pod is injected");
+            }
+            println!("{iterations} serve evaluations at {count} SidecarSets");
+            return;
+        }
         for _ in 0..iterations {
             let response = black_box(pooled.call("validate", &payload, &context)).expect("answer");
             assert!(

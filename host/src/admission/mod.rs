@@ -105,13 +105,14 @@ impl AdmissionResponse {
     }
 
     /// policy-evaluator's `from_policy_validation_response`: diff, base64, status and copies.
+    /// `request_object`: the request's object as JSON text.
     pub fn from_validation_response(
         uid: impl Into<String>,
-        request_object: Option<&Value>,
+        request_object: Option<&str>,
         response: &ValidationResponse,
     ) -> Self {
         let uid = uid.into();
-        let request_object = request_object.filter(|o| !o.is_null());
+        let request_object = request_object.filter(|o| o.trim_ascii() != "null");
         let patch = match (&response.mutated_object, request_object) {
             (Some(_), None) => {
                 return Self {
@@ -124,9 +125,10 @@ impl AdmissionResponse {
                     ..Self::default()
                 };
             }
-            (Some(mutated), Some(original)) => {
-                patch::diff(original, mutated).map(|json| STANDARD.encode(json))
-            }
+            (Some(mutated), Some(original)) => match patch::diff(original, mutated.get()) {
+                Ok(patch) => patch.map(|json| STANDARD.encode(json)),
+                Err(e) => return Self::reject_internal_server_error(uid, e),
+            },
             (None, _) => None,
         };
         let status = (response.message.is_some() || response.code.is_some()).then(|| {
@@ -188,11 +190,14 @@ pub fn evaluate_request(
         .map_err(|e| EngineError::InvalidInput(e.to_string()))
         .and_then(|json| engine.validate_json(&json, &settings_json(settings)?, host));
     match validation {
-        Ok(response) => AdmissionResponse::from_validation_response(
-            &request.uid,
-            request.object.as_ref(),
-            &response,
-        ),
+        Ok(response) => {
+            // Serialising a Value cannot fail.
+            let object = match (&response.mutated_object, &request.object) {
+                (Some(_), Some(object)) => serde_json::to_string(object).ok(),
+                _ => None,
+            };
+            AdmissionResponse::from_validation_response(&request.uid, object.as_deref(), &response)
+        }
         Err(e) => AdmissionResponse::from_engine_error(&request.uid, &e),
     }
 }

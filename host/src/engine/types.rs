@@ -3,10 +3,10 @@
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
+use serde_json::value::RawValue;
 
 /// Output of the guest's `validate` function.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct ValidationResponse {
     /// Allow or deny.
     pub accepted: bool,
@@ -16,9 +16,10 @@ pub struct ValidationResponse {
     /// Status code for the AdmissionResponse.
     #[serde(default)]
     pub code: Option<u16>,
-    /// The complete object the policy wants admitted.
+    /// The complete object the policy wants admitted, as the policy wrote it (the patch is
+    /// computed on the text).
     #[serde(default)]
-    pub mutated_object: Option<Value>,
+    pub mutated_object: Option<Box<RawValue>>,
     /// Copied to `AdmissionResponse.auditAnnotations`.
     #[serde(default)]
     pub audit_annotations: Option<BTreeMap<String, String>>,

@@ -296,7 +296,7 @@ async fn admit(state: &Arc<AppState>, request: Request<Incoming>) -> HttpRespons
         })
 }
 
-/// One evaluation and its AdmissionResponse; the object is parsed only when a patch needs it.
+/// One evaluation and its AdmissionResponse; the patch is computed on the objects' text.
 fn evaluate(state: &AppState, request: &RawRequest) -> (AdmissionResponse, Verdict) {
     let _running = state.metrics.running();
     let started = Instant::now();
@@ -312,13 +312,8 @@ fn evaluate(state: &AppState, request: &RawRequest) -> (AdmissionResponse, Verdi
     state.metrics.observe_latency(started.elapsed());
     match result {
         Ok(validation) => {
-            let object: Option<Value> = match (&validation.mutated_object, &request.object) {
-                // Valid JSON (checked as a RawValue); only a nesting past serde's limit fails.
-                (Some(_), Some(raw)) => serde_json::from_str(raw.get()).ok(),
-                _ => None,
-            };
-            let response =
-                AdmissionResponse::from_validation_response(uid, object.as_ref(), &validation);
+            let object = request.object.as_deref().map(RawValue::get);
+            let response = AdmissionResponse::from_validation_response(uid, object, &validation);
             let verdict = match (response.allowed, response.patch.is_some()) {
                 (true, true) => Verdict::Mutated,
                 (true, false) => Verdict::Accepted,
