@@ -7,7 +7,7 @@
 //! and marker keys never come from the text itself.
 
 use super::value::{MAX_DEPTH, Parser};
-use super::{Cursor, plain_str, skip_string_escaped};
+use super::{Cursor, plain_ascii_string, plain_str, skip_string_escaped};
 use serde_json::{Map, Value};
 
 /// The members of an object that were not built, as their JSON text (`"key":value,...`).
@@ -225,6 +225,10 @@ impl<'a> Parser<'a> {
     /// An object key, borrowed when it has no escapes; never a marker.
     fn key(&mut self) -> Option<std::borrow::Cow<'a, str>> {
         let start = self.0.at;
+        if let Some((plain, end)) = plain_ascii_string(self.0.text, start) {
+            self.0.at = end;
+            return Some(std::borrow::Cow::Borrowed(plain));
+        }
         let (end, escaped) = skip_string_escaped(self.0.text, start).ok()?;
         self.0.at = end;
         let quoted = self.0.text.get(start..end)?;
@@ -284,6 +288,10 @@ impl<'a> Parser<'a> {
 
     fn skip_string(&mut self) -> Option<()> {
         let start = self.0.at;
+        if let Some((_, end)) = plain_ascii_string(self.0.text, start) {
+            self.0.at = end;
+            return Some(());
+        }
         let (end, escaped) = skip_string_escaped(self.0.text, start).ok()?;
         self.0.at = end;
         let quoted = self.0.text.get(start..end)?;

@@ -255,6 +255,16 @@ proptest! {
             Some(text) => prop_assert_eq!(Some(text.to_string()), decoded),
             None => prop_assert!(decoded.as_deref().is_none_or(|d| d.as_bytes() != inner.as_slice())),
         }
+        // The one-pass read agrees with the two passes it stands for, text after it included.
+        quoted.extend_from_slice(b",\"x\"");
+        if let Some((text, end)) = plain_ascii_string(&quoted, 0) {
+            prop_assert_eq!(Some(end), skip_string(&quoted, 0).ok());
+            let quoted_alone = quoted.get(..end).unwrap_or_default();
+            prop_assert_eq!(Some(text), plain_str(quoted_alone));
+            prop_assert!(text.is_ascii());
+        } else if let Ok(end) = skip_string(&quoted, 0) {
+            prop_assert!(plain_str(&quoted[..end]).is_none_or(|t| !t.is_ascii()));
+        }
     }
 }
 
@@ -284,6 +294,17 @@ fn every_byte_to_escape_or_not_ascii_is_found_at_every_offset() {
                     Some(if escaped { at } else { len })
                 );
                 text.pop();
+                let mut quoted = [b"\"".as_slice(), &text, b"\""].concat();
+                let one_pass = plain_ascii_string(&quoted, 0).map(|(_, end)| end);
+                // A quote ends the string early, at its own place.
+                let expected = match byte {
+                    b'"' => Some(at + 2),
+                    _ if escaped || byte >= 0x80 => None,
+                    _ => Some(len + 2),
+                };
+                assert_eq!(one_pass, expected, "byte {byte:#x} at {at} of {len}");
+                quoted.pop();
+                assert!(byte == b'"' || plain_ascii_string(&quoted, 0).is_none());
                 let at = (len, at);
                 let plain = plain_contents(&text).is_some();
                 assert_eq!(plain, !escaped && byte < 0x80, "byte {byte:#x} at {at:?}");

@@ -109,6 +109,10 @@ impl Parser<'_> {
     /// a string with escapes is decoded by serde_json (rare in Kubernetes objects).
     pub(super) fn string(&mut self) -> Option<String> {
         let start = self.0.at;
+        if let Some((plain, end)) = super::plain_ascii_string(self.0.text, start) {
+            self.0.at = end;
+            return Some(plain.to_owned());
+        }
         let (end, escaped) = super::skip_string_escaped(self.0.text, start).ok()?;
         self.0.at = end;
         let quoted = self.0.text.get(start..end)?;
