@@ -258,6 +258,37 @@ async fn the_real_policy_answers_like_run() {
             "{}",
             path.display()
         );
+        // Written another way (indented; `/`, `_` and capitals but `E`, which only strings hold,
+        // escaped), the same review gets the same patch: it is computed on the text, but values
+        // are what it compares. An annotation the policy rewrites gives it such values to compare.
+        let mut annotated = request.clone();
+        if let Some(metadata) = annotated
+            .pointer_mut("/object/metadata")
+            .and_then(Value::as_object_mut)
+        {
+            let annotations = metadata.entry("annotations").or_insert(json!({}));
+            annotations["example.com/Note"] = json!("A/B_C");
+        }
+        let compact = server.review(&annotated).await;
+        let review = json!({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "request": &annotated});
+        let rewritten: String = serde_json::to_string_pretty(&review)
+            .unwrap()
+            .chars()
+            .map(|c| match c {
+                '/' => "\\/".to_string(),
+                '_' | 'A'..='D' | 'F'..='Z' => format!("\\u{:04x}", c as u32),
+                c => c.to_string(),
+            })
+            .collect();
+        let (status, body) = server.post("/validate", rewritten).await;
+        assert_eq!(status, 200, "{body}");
+        let answer: Value = serde_json::from_str(&body).unwrap();
+        assert_eq!(
+            without_timestamps(&answer["response"]),
+            without_timestamps(&compact),
+            "{} rewritten",
+            path.display()
+        );
         patched += usize::from(response["patch"].is_string());
     }
     assert!(patched > 0, "at least one example injects a sidecar");
