@@ -334,20 +334,25 @@ fn escape_flags(word: u64, high: u64) -> u64 {
 /// The first byte at or after `from` that serde_json escapes when it writes a string: a quote,
 /// a backslash or a control character (below 0x20).
 pub fn first_to_escape(text: &[u8], from: usize) -> Option<usize> {
+    first_flagged(text, from, 0)
+}
+
+/// The first byte at or after `from` that [`escape_flags`] flags with `high`: eight at a time.
+#[inline(always)]
+fn first_flagged(text: &[u8], from: usize, high: u64) -> Option<usize> {
     let rest = text.get(from..)?;
     let mut words = rest.chunks_exact(8);
     let mut at = from;
     for word in &mut words {
-        let flags = escape_flags(u64::from_le_bytes(word.try_into().ok()?), 0);
+        let flags = escape_flags(u64::from_le_bytes(word.try_into().ok()?), high);
         if flags != 0 {
             return Some(at + (flags.trailing_zeros() / 8) as usize);
         }
         at += 8;
     }
-    let tail = words.remainder();
-    tail.iter()
-        .position(|&b| b < 0x20 || b == b'"' || b == b'\\')
-        .map(|p| at + p)
+    let not_ascii = high != 0;
+    let flagged = |&b: &u8| b < 0x20 || b == b'"' || b == b'\\' || (not_ascii && b >= 0x80);
+    words.remainder().iter().position(flagged).map(|p| at + p)
 }
 
 /// Whether any byte needs an escape or is not ASCII. Eight bytes at a time: byte by byte, this
@@ -381,25 +386,7 @@ fn any_flagged(text: &[u8]) -> bool {
 #[inline(always)]
 pub fn plain_ascii_string(text: &[u8], at: usize) -> Option<(&str, usize)> {
     let from = at + 1;
-    let rest = text.get(from..)?;
-    let mut words = rest.chunks_exact(8);
-    let mut scanned = from;
-    let mut found = None;
-    for word in &mut words {
-        let flags = escape_flags(u64::from_le_bytes(word.try_into().ok()?), HIGHS);
-        if flags != 0 {
-            found = Some(scanned + (flags.trailing_zeros() / 8) as usize);
-            break;
-        }
-        scanned += 8;
-    }
-    let found = match found {
-        Some(found) => found,
-        None => {
-            let flagged = |&b: &u8| b < 0x20 || b == b'"' || b == b'\\' || b >= 0x80;
-            scanned + words.remainder().iter().position(flagged)?
-        }
-    };
+    let found = first_flagged(text, from, HIGHS)?;
     if text.get(found) != Some(&b'"') {
         return None;
     }

@@ -6,8 +6,8 @@
 //! Exact: a document is read only when serde_json would read it identically (as `value::parse`),
 //! and marker keys never come from the text itself.
 
+use super::Cursor;
 use super::value::{MAX_DEPTH, Parser};
-use super::{Cursor, plain_ascii_string, plain_str, skip_string_escaped};
 use serde_json::{Map, Value};
 
 /// The members of an object that were not built, as their JSON text (`"key":value,...`).
@@ -224,19 +224,7 @@ impl<'a> Parser<'a> {
 
     /// An object key, borrowed when it has no escapes; never a marker.
     fn key(&mut self) -> Option<std::borrow::Cow<'a, str>> {
-        let start = self.0.at;
-        if let Some((plain, end)) = plain_ascii_string(self.0.text, start) {
-            self.0.at = end;
-            return Some(std::borrow::Cow::Borrowed(plain));
-        }
-        let (end, escaped) = skip_string_escaped(self.0.text, start).ok()?;
-        self.0.at = end;
-        let quoted = self.0.text.get(start..end)?;
-        if escaped {
-            let key: String = serde_json::from_slice(quoted).ok()?;
-            return (!is_marker(&key)).then_some(std::borrow::Cow::Owned(key));
-        }
-        plain_str(quoted).map(std::borrow::Cow::Borrowed)
+        self.string_text().filter(|key| !is_marker(key))
     }
 
     /// The text from `start` to the cursor (validated: every string in it was checked).
@@ -287,18 +275,7 @@ impl<'a> Parser<'a> {
     }
 
     fn skip_string(&mut self) -> Option<()> {
-        let start = self.0.at;
-        if let Some((_, end)) = plain_ascii_string(self.0.text, start) {
-            self.0.at = end;
-            return Some(());
-        }
-        let (end, escaped) = skip_string_escaped(self.0.text, start).ok()?;
-        self.0.at = end;
-        let quoted = self.0.text.get(start..end)?;
-        if escaped {
-            return serde_json::from_slice::<String>(quoted).ok().map(drop);
-        }
-        plain_str(quoted).map(drop)
+        self.string_text().map(drop)
     }
 }
 

@@ -7,6 +7,7 @@
 
 use super::Cursor;
 use serde_json::{Map, Number, Value};
+use std::borrow::Cow;
 
 /// Nesting deeper than this is left to serde_json (whose own limit is 128).
 pub(super) const MAX_DEPTH: usize = 100;
@@ -22,7 +23,7 @@ pub fn parse(text: &[u8]) -> Option<Value> {
 /// A cursor that builds what it reads.
 pub(super) struct Parser<'a>(pub(super) Cursor<'a>);
 
-impl Parser<'_> {
+impl<'a> Parser<'a> {
     pub(super) fn peek(&mut self) -> Option<u8> {
         self.0.peek()
     }
@@ -108,18 +109,23 @@ impl Parser<'_> {
     /// The string whose opening quote is at the cursor. Plain contents are copied as they are;
     /// a string with escapes is decoded by serde_json (rare in Kubernetes objects).
     pub(super) fn string(&mut self) -> Option<String> {
+        self.string_text().map(Cow::into_owned)
+    }
+
+    /// The string at the cursor, decoded: borrowed from the text when it reads as itself.
+    pub(super) fn string_text(&mut self) -> Option<Cow<'a, str>> {
         let start = self.0.at;
         if let Some((plain, end)) = super::plain_ascii_string(self.0.text, start) {
             self.0.at = end;
-            return Some(plain.to_owned());
+            return Some(Cow::Borrowed(plain));
         }
         let (end, escaped) = super::skip_string_escaped(self.0.text, start).ok()?;
         self.0.at = end;
         let quoted = self.0.text.get(start..end)?;
         if escaped {
-            return serde_json::from_slice(quoted).ok();
+            return serde_json::from_slice(quoted).ok().map(Cow::Owned);
         }
-        super::plain_str(quoted).map(str::to_owned)
+        super::plain_str(quoted).map(Cow::Borrowed)
     }
 
     /// A number: integers that fit are read here, exactly as serde_json does; any other token
