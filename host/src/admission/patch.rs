@@ -10,6 +10,7 @@
 //! verbatim, so most of a pod is never looked at twice.
 
 mod tape;
+mod written;
 
 use serde_json::Value;
 use std::borrow::Cow;
@@ -152,21 +153,39 @@ impl<'a> PatchWriter<'a> {
     }
 
     /// `{"op":…,"path":…[,"value":…]}` after `[` or `,`, the value written as serde_json writes
-    /// it once parsed.
+    /// it once parsed (text it wrote itself is copied).
     fn operation(&mut self, op: &str, value: Option<&str>) -> Diffed {
-        let value = value.map(serde_json::from_str::<Value>).transpose()?;
+        let value = match value {
+            Some(text) if written::written_by_serde_json(text) => Some(Written::Text(text)),
+            Some(text) => Some(Written::Parsed(serde_json::from_str(text)?)),
+            None => None,
+        };
         self.out.push(if self.out.is_empty() { b'[' } else { b',' });
         self.out.extend_from_slice(b"{\"op\":\"");
         self.out.extend_from_slice(op.as_bytes());
         self.out.extend_from_slice(b"\",\"path\":");
         serde_json::to_writer(&mut self.out, self.pointer.as_str())?;
-        if let Some(value) = value {
-            self.out.extend_from_slice(b",\"value\":");
-            serde_json::to_writer(&mut self.out, &value)?;
+        match value {
+            Some(Written::Text(text)) => {
+                self.out.extend_from_slice(b",\"value\":");
+                self.out.extend_from_slice(text.as_bytes());
+            }
+            Some(Written::Parsed(value)) => {
+                self.out.extend_from_slice(b",\"value\":");
+                serde_json::to_writer(&mut self.out, &value)?;
+            }
+            None => {}
         }
         self.out.push(b'}');
         Ok(())
     }
+}
+
+/// A value as the patch writes it.
+enum Written<'a> {
+    /// Already as serde_json writes it.
+    Text(&'a str),
+    Parsed(Value),
 }
 
 /// The members of the object at `node`, as `Value` would hold them.
