@@ -7,7 +7,8 @@ const MAX_DEPTH: usize = 64;
 
 /// `text` is compact, its object keys strictly ascend (as a sorted map writes them, no
 /// duplicates), its strings are escaped as serde_json escapes and its numbers are integers
-/// serde_json keeps as integers. `false` only means "parse and write it": other texts may also come out unchanged.
+/// serde_json keeps as integers. `false` only means "parse and write it": some other texts
+/// also come out unchanged.
 pub(super) fn written_by_serde_json(text: &str) -> bool {
     let bytes = text.as_bytes();
     // The open containers: whether each is an object, and the last key read in it.
