@@ -9,7 +9,7 @@ CONFORMANCE := $(TARGET_DIR)/debug/conformance
 # The project's own copy of the shared cases, plus the shared folder itself when it is present.
 CONFORMANCE_DIRS := tests/conformance $(wildcard ../shared/conformance)
 
-.PHONY: setup demo test policy.wasm annotated-policy.wasm build lint conformance bench loadgen clean
+.PHONY: setup demo test policy.wasm policy-unit-wasm32 annotated-policy.wasm build lint conformance bench loadgen clean
 
 # Installs what the build and tests need: the wasm target, Debian's registry (OCI tests), binaryen
 # (wasm-opt for policy.wasm) and kubectl (stand-in and kustomize tests) when the machine lacks them.
@@ -33,7 +33,7 @@ setup:
 
 # rustc's opt-level 2 keeps serde inlined (a third faster than opt-level "s"); wasm-opt -Oz then
 # brings the module under 1 MB (as fast as -O2 within noise, 15 KB smaller: BENCHMARKS.md).
-WASM_FEATURES := --enable-bulk-memory --enable-sign-ext --enable-mutable-globals \
+WASM_FEATURES := --enable-simd --enable-bulk-memory --enable-sign-ext --enable-mutable-globals \
   --enable-nontrapping-float-to-int --enable-reference-types --enable-multivalue
 policy.wasm: setup
 	$(CARGO) build -p sidecarset-policy --target $(WASM_TARGET) --release
@@ -67,8 +67,14 @@ lint:
 	$(CARGO) fmt --all -- --check
 	$(CARGO) clippy --workspace --all-targets -- -D warnings
 
-# The whole suite: wasm module, unit and end-to-end tests, conformance cases through the wasm.
-test: annotated-policy.wasm
+# The policy's unit tests built for the module's own target; tests/tests/policy_unit_wasm32.rs
+# runs them in wasmtime.
+policy-unit-wasm32: setup
+	$(CARGO) test -p sidecarset-policy --target $(WASM_TARGET) --lib --no-run
+
+# The whole suite: wasm module, unit and end-to-end tests (the policy's also in wasm32),
+# conformance cases through the wasm.
+test: annotated-policy.wasm policy-unit-wasm32
 	$(CARGO) test --workspace
 	$(MAKE) --no-print-directory conformance
 

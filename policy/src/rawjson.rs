@@ -4,8 +4,11 @@
 //! Lenient on purpose: skipped values and scalars are not validated (whatever is decoded from a
 //! slice afterwards goes through serde_json, which is exact). Never panics, never recurses.
 
+mod nested;
 pub mod shaped;
 pub mod value;
+
+use nested::skip_nested;
 
 /// A byte offset where the text is not the JSON shape expected.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
@@ -248,33 +251,6 @@ fn quote_or_backslash(text: &[u8], from: usize) -> Option<usize> {
 #[inline(never)]
 fn long_string_rest(text: &[u8], from: usize) -> Option<usize> {
     memchr::memchr2(b'"', b'\\', text.get(from..)?).map(|p| from + p)
-}
-
-/// The end (exclusive) of the balanced object or array opening at `at`.
-fn skip_nested(text: &[u8], at: usize) -> Scan<usize> {
-    let mut depth = 0usize;
-    let mut i = at;
-    while let Some(&byte) = text.get(i) {
-        if !STRUCTURAL[byte as usize] {
-            i += 1;
-            continue;
-        }
-        match byte {
-            b'"' => i = skip_string(text, i)?,
-            b'{' | b'[' => {
-                depth += 1;
-                i += 1;
-            }
-            _ => {
-                depth = depth.saturating_sub(1);
-                i += 1;
-                if depth == 0 {
-                    return Ok(i);
-                }
-            }
-        }
-    }
-    Err(ScanError(at))
 }
 
 /// Whether a raw key is `key` (which has no escapes); escaped keys are decoded first.

@@ -99,12 +99,14 @@ fn a_vec_and_a_string_live_in_the_arena() {
     let arena = BumpArena::<65536>::new();
     let item = layout(8, 8);
     let mut ptr = unsafe { arena.alloc(item) };
+    // The arena's bytes are only byte-aligned: the first item may sit past some padding.
+    let padding = arena.used() - 8;
     for n in 2..=64 {
         ptr = unsafe { arena.realloc(ptr, layout(8 * (n - 1), 8), 8 * n) };
         unsafe { ptr.cast::<u64>().add(n - 1).write(n as u64) };
     }
-    assert_eq!(arena.used(), 512, "every growth was in place");
+    assert_eq!(arena.used(), padding + 512, "every growth was in place");
     assert_eq!(unsafe { ptr.cast::<u64>().add(63).read() }, 64);
     unsafe { arena.dealloc(ptr, layout(512, 8)) };
-    assert_eq!(arena.used(), 0);
+    assert_eq!(arena.used(), padding);
 }

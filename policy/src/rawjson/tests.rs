@@ -233,6 +233,27 @@ proptest! {
         prop_assert_eq!(skip_nested(&text, start), skip_nested_bytewise(&text, start));
     }
 
+    /// Texts of several 64-byte blocks: strings crossing block edges, blocks with and without a
+    /// backslash, brackets inside strings, an unterminated string or value at the end.
+    #[test]
+    fn long_nested_values_end_where_a_bytewise_scan_says(
+        bytes in prop::collection::vec(
+            prop_oneof![
+                4 => prop::sample::select(&b"\"{}[]"[..]),
+                1 => Just(b'\\'),
+                30 => prop::sample::select(&b"ab:,0 "[..]),
+                1 => any::<u8>(),
+            ],
+            0..400),
+        start in 0usize..70,
+        open in prop::sample::select(&b"{["[..]),
+    ) {
+        let mut text = vec![b' '; start];
+        text.push(open);
+        text.extend(bytes);
+        prop_assert_eq!(skip_nested(&text, start), skip_nested_bytewise(&text, start));
+    }
+
     #[test]
     fn json_values_end_where_a_bytewise_scan_says(v in value(), tail in "[ ,}\\]]{0,3}") {
         let mut text = serde_json::to_vec(&json!([v])).expect("json");
