@@ -17,6 +17,15 @@ struct Masks {
     closes: u64,
 }
 
+impl Masks {
+    const NONE: Masks = Masks {
+        quotes: 0,
+        backslashes: 0,
+        opens: 0,
+        closes: 0,
+    };
+}
+
 /// The end (exclusive) of the balanced object or array opening at `at`.
 pub(super) fn skip_nested(text: &[u8], at: usize) -> Scan<usize> {
     let mut scan = Nested { depth: 0, i: at };
@@ -147,12 +156,7 @@ fn classify(block: &[u8]) -> Masks {
     use std::arch::x86_64::{
         __m128i, _mm_cmpeq_epi8, _mm_loadu_si128, _mm_movemask_epi8, _mm_or_si128, _mm_set1_epi8,
     };
-    let mut masks = Masks {
-        quotes: 0,
-        backslashes: 0,
-        opens: 0,
-        closes: 0,
-    };
+    let mut masks = Masks::NONE;
     for (lane, chunk) in block.chunks_exact(16).take(BLOCK / 16).enumerate() {
         let shift = 16 * lane;
         // SAFETY: SSE2 is part of x86_64, and the unaligned load reads the chunk's 16 bytes.
@@ -176,12 +180,7 @@ fn classify(block: &[u8]) -> Masks {
 #[inline(always)]
 fn classify(block: &[u8]) -> Masks {
     use std::arch::wasm32::{u8x16_bitmask, u8x16_eq, u8x16_splat, v128, v128_load, v128_or};
-    let mut masks = Masks {
-        quotes: 0,
-        backslashes: 0,
-        opens: 0,
-        closes: 0,
-    };
+    let mut masks = Masks::NONE;
     for (lane, chunk) in block.chunks_exact(16).take(BLOCK / 16).enumerate() {
         let shift = 16 * lane;
         // SAFETY: `v128_load` has no alignment requirement and reads the chunk's 16 bytes.
@@ -204,9 +203,7 @@ fn classify(block: &[u8]) -> Masks {
 fn classify(_: &[u8]) -> Masks {
     // Never called (`SIMD` is false); a backslash everywhere would mean "byte by byte".
     Masks {
-        quotes: 0,
         backslashes: u64::MAX,
-        opens: 0,
-        closes: 0,
+        ..Masks::NONE
     }
 }
