@@ -50,6 +50,11 @@ impl<'a> Cursor<'a> {
         Cursor { text, at: 0 }
     }
 
+    /// A cursor on `text` at `at` (a position another cursor reported).
+    pub fn at(text: &'a [u8], at: usize) -> Self {
+        Cursor { text, at }
+    }
+
     pub fn position(&self) -> usize {
         self.at
     }

@@ -248,7 +248,7 @@ fn prepare<'a>(
         transfer_envs_of(sidecar, envs, pod.labels, pod.annotations)
     };
     let mut deduped = Vec::new();
-    transfer.extend(subpath_envs.into_iter().cloned());
+    transfer.extend(subpath_envs);
     append_missing_env(&mut deduped, transfer);
 
     injected_volumes.extend(

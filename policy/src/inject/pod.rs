@@ -8,7 +8,8 @@ use serde_json::{Map, Value};
 /// What injection reads of a pod, for reading admission requests (`rawjson::shaped`): every
 /// member listed here is built, the others stay text and come out unchanged. A field that a
 /// reader here starts to use must be listed. Pod containers and volumes are only ever moved or
-/// replaced whole, so their text is kept whole.
+/// replaced whole, so their text is kept whole; a container's env is kept as its text too
+/// (`share::env` scans it): only the few vars a sidecar copies are ever built.
 pub(crate) const SHAPE: Shape = Shape::Object {
     keep: &[
         ("metadata", &METADATA),
@@ -40,7 +41,7 @@ const SPEC: Shape = Shape::Object {
 const CONTAINER: Shape = Shape::Object {
     keep: &[
         ("name", &Shape::Full),
-        ("env", &Shape::Full),
+        ("env", &Shape::Text),
         ("volumeMounts", &Shape::Full),
         ("volumeDevices", &Shape::Full),
     ],
@@ -50,6 +51,10 @@ const VOLUME: Shape = Shape::Object {
     keep: &[("name", &Shape::Full)],
     rest: Rest::Verbatim,
 };
+
+/// Why a pod with a container list member of the wrong shape is refused.
+pub(crate) const LISTS_OF_OBJECTS: &str =
+    "container env, volumeMounts and volumeDevices must be arrays of objects";
 
 /// Checks the shape of the pod parts injection reads, so later edits cannot fail.
 pub(crate) fn check_shape(pod: &Value) -> Result<(), InjectError> {
@@ -102,11 +107,12 @@ pub(crate) fn check_shape(pod: &Value) -> Result<(), InjectError> {
                         .as_array()
                         .is_some_and(|items| items.iter().all(Value::is_object));
                     if !ok {
-                        return Err(InjectError::Malformed(
-                            "container env, volumeMounts and volumeDevices must be arrays of objects",
-                        ));
+                        return Err(InjectError::Malformed(LISTS_OF_OBJECTS));
                     }
                 }
+            }
+            if let Some(container) = container.as_object() {
+                super::share::check_env_text(container)?;
             }
         }
     }

@@ -5,7 +5,12 @@ use crate::admission::validate::k8s_names::is_qualified_name;
 use crate::annotations::IS_INJECTED_ENV;
 use crate::api::{SidecarContainer, TransferEnvVar};
 use crate::selector::Labels;
+use env::{EnvVar, NamedEnvVar, env_of};
 use serde_json::{Map, Value};
+
+mod env;
+
+pub(crate) use env::check_env_text;
 
 /// The pod's containers with their env vars' names read once: injection looks names up by the
 /// dozen per sidecar, and reading a name out of its JSON object is the costly part.
@@ -19,7 +24,7 @@ struct ContainerEnvs<'a> {
     name: Option<&'a str>,
     /// Not injected by a SidecarSet (`IS_INJECTED` is not exactly "true").
     app: bool,
-    env: Vec<(&'a str, &'a Value)>,
+    env: Vec<NamedEnvVar<'a>>,
 }
 
 impl<'a> PodEnvs<'a> {
@@ -28,17 +33,12 @@ impl<'a> PodEnvs<'a> {
             .iter()
             .filter_map(Value::as_object)
             .map(|object| {
-                let env: Vec<(&str, &Value)> = list(object, "env")
-                    .iter()
-                    .map(|env| (name_of(env), env))
-                    .collect();
+                let env = env_of(object);
                 // Upstream reads the first IS_INJECTED entry only (`GetContainerEnvValue`).
                 let app = env
                     .iter()
-                    .find(|(name, _)| *name == IS_INJECTED_ENV)
-                    .is_none_or(|(_, env)| {
-                        env.get("value").and_then(Value::as_str) != Some("true")
-                    });
+                    .find(|(name, _)| name == IS_INJECTED_ENV)
+                    .is_none_or(|(_, env)| !env.value_is("true"));
                 let name = object.get("name").and_then(Value::as_str);
                 ContainerEnvs {
                     object,
@@ -56,16 +56,16 @@ impl<'a> PodEnvs<'a> {
     }
 }
 
-/// The app containers' volumeMounts, plus the env vars their `subPathExpr`s reference
-/// (borrowed: only the ones a sidecar takes are copied).
-pub(crate) fn shared_mounts<'a>(pod: &PodEnvs<'a>) -> (Vec<&'a Value>, Vec<&'a Value>) {
+/// The app containers' volumeMounts (borrowed: only the ones a sidecar takes are copied), plus
+/// the env vars their `subPathExpr`s reference.
+pub(crate) fn shared_mounts<'a>(pod: &PodEnvs<'a>) -> (Vec<&'a Value>, Vec<Value>) {
     let mut mounts = Vec::new();
     let mut envs = Vec::new();
     for container in pod.apps() {
         for mount in list(container.object, "volumeMounts") {
             for name in subpath_expr_vars(str_of(mount, "subPathExpr")) {
-                if let Some((_, env)) = container.env.iter().find(|(n, _)| *n == name) {
-                    envs.push(*env);
+                if let Some((_, env)) = container.env.iter().find(|(n, _)| n == name) {
+                    envs.push(env.to_value());
                 }
             }
             mounts.push(mount);
@@ -162,19 +162,19 @@ pub(crate) fn transfer_envs_of(
         }
         // Upstream indexes `container/env` over the pod: the last of each name wins. Then in
         // the names' order.
-        let mut last: Vec<Option<&Value>> = vec![None; names.len()];
+        let mut last: Vec<Option<EnvVar>> = vec![None; names.len()];
         let sources = pod
             .containers
             .iter()
             .filter(|c| c.name == Some(source.as_str()));
         for (name, env) in sources.flat_map(|c| &c.env) {
-            if let Some(index) = names.iter().position(|n| n == name)
+            if let Some(index) = names.iter().position(|n| *n == name.as_ref())
                 && let Some(slot) = last.get_mut(index)
             {
                 *slot = Some(*env);
             }
         }
-        out.extend(last.into_iter().flatten().cloned());
+        out.extend(last.into_iter().flatten().map(EnvVar::to_value));
     }
     out
 }

@@ -15,9 +15,12 @@ pub const RAW_MEMBERS: &str = "\u{0}";
 /// The whole text of an object whose unbuilt members were dropped.
 pub const VERBATIM: &str = "\u{1}";
 
+/// Prefixes the name of a member kept as its text ([`Shape::Text`]).
+pub const TEXT_OF: char = '\u{2}';
+
 /// Whether `key` is one of the markers (a document never has one when read here).
 pub fn is_marker(key: &str) -> bool {
-    key == RAW_MEMBERS || key == VERBATIM
+    key == RAW_MEMBERS || key == VERBATIM || key.starts_with(TEXT_OF)
 }
 
 /// How much of a value to build.
@@ -33,6 +36,10 @@ pub enum Shape {
     },
     /// An array whose items have this shape (any other JSON value is built in full).
     Items(&'static Shape),
+    /// A member kept as its (checked) text, a string under its name prefixed with [`TEXT_OF`],
+    /// for a reader that scans it. Only in an object whose rest is `Verbatim`, which is written
+    /// whole: elsewhere the member would come out first.
+    Text,
 }
 
 /// What becomes of the members an object [`Shape`] does not list.
@@ -74,6 +81,11 @@ pub fn write(out: &mut Vec<u8>, value: &Value) -> Result<(), serde_json::Error> 
                 match member {
                     Value::String(text) if key == RAW_MEMBERS => {
                         out.extend_from_slice(text.as_bytes())
+                    }
+                    Value::String(text) if key.starts_with(TEXT_OF) => {
+                        write_str(out, key.get(TEXT_OF.len_utf8()..).unwrap_or_default());
+                        out.push(b':');
+                        out.extend_from_slice(text.as_bytes());
                     }
                     _ => {
                         write_str(out, key);
@@ -164,6 +176,13 @@ impl<'a> Parser<'a> {
             }
             self.0.at += 1;
             match keep.iter().find(|(name, _)| *name == key.as_ref()) {
+                Some((_, Shape::Text)) => {
+                    self.peek()?;
+                    let start = self.0.at;
+                    self.skip_value(depth)?;
+                    let text = self.text_since(start)?.to_string();
+                    map.insert(format!("{TEXT_OF}{key}"), Value::String(text));
+                }
                 Some((_, shape)) => {
                     let value = self.shaped(shape, depth)?;
                     map.insert(key.into_owned(), value);
@@ -257,7 +276,8 @@ impl<'a> Parser<'a> {
                 if self.peek()? != b'"' {
                     return None;
                 }
-                self.skip_string()?;
+                // Not even in unbuilt text: a reader may build part of it later (`share::env`).
+                self.key()?;
                 if self.peek()? != b':' {
                     return None;
                 }

@@ -140,6 +140,21 @@ fn container() -> impl Strategy<Value = Value> {
         })
 }
 
+/// `containers` as a pod CREATE's pod read by shape has them: each container's env kept as text.
+fn shaped_containers(containers: &[Value]) -> Vec<Value> {
+    let pod = serde_json::to_vec(&json!({"spec": {"containers": containers}})).unwrap();
+    let mut pod = crate::rawjson::shaped::parse(&pod, &crate::inject::pod::SHAPE).unwrap();
+    let shaped = pod["spec"]["containers"].take();
+    let shaped = shaped.as_array().unwrap();
+    assert!(
+        shaped
+            .iter()
+            .all(|c| c.get("\u{2}env").is_some() && c.get("env").is_none()),
+        "the env stays text"
+    );
+    shaped.clone()
+}
+
 proptest! {
     #[test]
     fn index_matches_scans(
@@ -149,7 +164,16 @@ proptest! {
         own in prop::collection::vec(path_item("mountPath"), 0..3),
     ) {
         let index = PodEnvs::new(&pod);
-        prop_assert_eq!(shared_mounts(&index), old_shared_mounts(&pod));
+        let (old_mounts, old_envs) = old_shared_mounts(&pod);
+        let old_envs: Vec<Value> = old_envs.into_iter().cloned().collect();
+        prop_assert_eq!(shared_mounts(&index), (old_mounts.clone(), old_envs.clone()));
+        // The same pod read by shape: its containers' env is found in their text.
+        let shaped = shaped_containers(&pod);
+        let text_index = PodEnvs::new(&shaped);
+        let (text_mounts, text_envs) = shared_mounts(&text_index);
+        prop_assert_eq!(text_mounts.into_iter().cloned().collect::<Vec<_>>(),
+            old_mounts.into_iter().cloned().collect::<Vec<_>>());
+        prop_assert_eq!(text_envs, old_envs);
 
         let sidecar = SidecarContainer {
             transfer_env: vec![TransferEnvVar {
@@ -161,6 +185,7 @@ proptest! {
         };
         let none = Labels::new();
         prop_assert_eq!(transfer_envs_of(&sidecar, &index, &none, &none), old_transfer(&sidecar, &pod));
+        prop_assert_eq!(transfer_envs_of(&sidecar, &text_index, &none, &none), old_transfer(&sidecar, &pod));
 
         let (mounts, _) = shared_mounts(&index);
         let devices = shared_devices_of(&index);

@@ -4,7 +4,7 @@ use serde_json::{Value, json};
 
 /// A shape with every kind of member: built, kept as text, verbatim, items.
 const ITEM: Shape = Shape::Object {
-    keep: &[("a", &Shape::Full)],
+    keep: &[("a", &Shape::Full), ("b", &Shape::Text)],
     rest: Rest::Verbatim,
 };
 const INNER: Shape = Shape::Object {
@@ -100,6 +100,26 @@ fn edits_of_built_members_are_written_around_the_kept_text() {
 }
 
 #[test]
+fn members_kept_as_text_are_checked_and_kept_under_their_prefixed_name() {
+    let text = br#"{"b":{"a":1, "b" : [1, {"x":"\u00e9"}] ,"c":2,"b":null}}"#;
+    let value = parse(text, &ROOT).expect("read");
+    assert_eq!(
+        value["b"]["\u{2}b"],
+        json!("null"),
+        "the last of duplicated members"
+    );
+    let text = br#"{"b":{"b" : [1, {"x":"\u00e9"}] }}"#;
+    let value = parse(text, &ROOT).expect("read");
+    assert_eq!(value["b"]["\u{2}b"], json!(r#"[1, {"x":"\u00e9"}]"#));
+    assert!(round_trips(text, &ROOT));
+    assert_eq!(
+        parse(br#"{"b":{"b":[1,]}}"#, &ROOT),
+        None,
+        "checked as it is skipped"
+    );
+}
+
+#[test]
 fn marker_keys_and_malformed_text_are_serde_json_s_to_judge() {
     for text in [
         &br#"{"\u0000":"\"x\":1"}"#[..],
@@ -119,8 +139,12 @@ fn marker_keys_and_malformed_text_are_serde_json_s_to_judge() {
             String::from_utf8_lossy(text)
         );
     }
-    // Inside a member kept as text, the same key is just text.
+    // Even inside a member kept as text: a reader may build part of that text later.
     let text = br#"{"inner":{"q":{"\u0000":1}}}"#;
+    assert_eq!(parse(text, &ROOT), None);
+    let text = br#"{"inner":{"q":{"\u0002x":1}}}"#;
+    assert_eq!(parse(text, &ROOT), None);
+    let text = br#"{"inner":{"q":{"\u0003":1}}}"#;
     assert!(parse(text, &ROOT).is_some() && round_trips(text, &ROOT));
     let deep = format!(
         r#"{{"inner":{{"q":{}{}}}}}"#,
@@ -158,7 +182,7 @@ fn json_value() -> impl Strategy<Value = Value> {
                         Just("list".to_string()),
                         Just("a".to_string()),
                         Just("b".to_string()),
-                        "[a-c\"\\\\\u{2}]{0,3}"
+                        "[a-c\"\\\\\u{3}]{0,3}"
                     ],
                     inner
                 ),
