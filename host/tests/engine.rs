@@ -333,3 +333,27 @@ fn many_threads_share_one_engine() {
         thread.join().expect("worker thread");
     }
 }
+
+#[test]
+fn the_perf_map_names_every_guest_function() {
+    let wat = r#"(module
+  (memory (export "memory") 1)
+  (func $hot (export "__guest_call") (param i32 i32) (result i32) (call $helper))
+  (func (result i32) (i32.const 1))
+  (func $helper (result i32) (i32.const 1)))"#;
+    let engine = PolicyEngine::new(wat.as_bytes(), test_config()).expect("engine");
+    let path = engine.write_perf_map().expect("written");
+    assert_eq!(
+        path,
+        std::path::PathBuf::from(format!("/tmp/perf-{}.map", std::process::id()))
+    );
+    let map = std::fs::read_to_string(&path).expect("readable");
+    let lines: Vec<Vec<&str>> = map.lines().map(|l| l.splitn(3, ' ').collect()).collect();
+    let names: Vec<&str> = lines.iter().map(|fields| fields[2]).collect();
+    assert_eq!(names, ["hot", "wasm[1]", "helper"], "{map}");
+    for fields in &lines {
+        let start = u64::from_str_radix(fields[0], 16).expect("hex address");
+        let len = u64::from_str_radix(fields[1], 16).expect("hex length");
+        assert!(start > 0 && len > 0, "{map}");
+    }
+}

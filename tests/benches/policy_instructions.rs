@@ -10,6 +10,9 @@
 //! sees the JIT-compiled guest (the kernel's part of an instance, page resets, is not counted).
 //! With `--serve`, what `serve` does around that call (the `policy` bench's *wasm-serve*): toggle
 //! on `sidecarset_host::admission::evaluate_admission`, also with `--smc-check=all-non-file`.
+//! With `--wasm --instance`, only the fixed cost: `protocol_version` calls in fresh instances.
+//! `POLICY_WASM=path` runs another build of the module; `PERF_MAP=1` writes `/tmp/perf-PID.map`
+//! so that `perf record`/`perf report` name the guest's functions (BENCHMARKS.md).
 
 use sidecarset_policy::evaluate::{Outcome, evaluate, wire};
 use sidecarset_policy::settings::Settings;
@@ -37,6 +40,14 @@ fn main() {
         let context = sidecarset_host::serve::SharedContext::fixed(
             sidecarset_host::ClusterContext::from_objects(sidecarsets(count)).expect("context"),
         );
+        if std::env::args().any(|a| a == "--instance") {
+            for _ in 0..iterations {
+                black_box(pooled.call("protocol_version", b"", &sidecarset_host::NoHostCallbacks))
+                    .expect("answer");
+            }
+            println!("{iterations} protocol_version calls");
+            return;
+        }
         if serve_mode {
             let settings = serde_json::json!({});
             for _ in 0..iterations {

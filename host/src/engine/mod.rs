@@ -160,6 +160,29 @@ impl PolicyEngine {
         self.inner.never_blocks_on_tokio
     }
 
+    /// Writes `/tmp/perf-PID.map`, where `perf report` looks up the names of JIT-compiled code:
+    /// one line per guest function (named when the module keeps its name section).
+    pub fn write_perf_map(&self) -> std::io::Result<std::path::PathBuf> {
+        use std::fmt::Write as _;
+        let module = self.inner.pre.module();
+        let text = module.text().as_ptr() as usize;
+        let mut map = String::new();
+        for function in module.functions() {
+            let name = function
+                .name
+                .unwrap_or_else(|| format!("wasm[{}]", function.index.as_u32()));
+            let _ = writeln!(
+                map,
+                "{:x} {:x} {name}",
+                text + function.offset,
+                function.len
+            );
+        }
+        let path = std::path::PathBuf::from(format!("/tmp/perf-{}.map", std::process::id()));
+        std::fs::write(&path, map)?;
+        Ok(path)
+    }
+
     /// The JSON of the `io.kubewarden.metadata` custom section, when the module is annotated.
     pub fn metadata(&self) -> Option<&Value> {
         self.inner.metadata.as_ref()

@@ -111,9 +111,6 @@ pub(crate) fn check_shape(pod: &Value) -> Result<(), InjectError> {
                     }
                 }
             }
-            if let Some(container) = container.as_object() {
-                super::share::check_env_text(container)?;
-            }
         }
     }
     Ok(())

@@ -10,8 +10,6 @@ use serde_json::{Map, Value};
 
 mod env;
 
-pub(crate) use env::check_env_text;
-
 /// The pod's containers with their env vars' names read once: injection looks names up by the
 /// dozen per sidecar, and reading a name out of its JSON object is the costly part.
 pub(crate) struct PodEnvs<'a> {

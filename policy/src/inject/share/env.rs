@@ -2,8 +2,7 @@
 //! text: its vars are found there without building any, and a var is built only when a sidecar
 //! copies it (pods carry dozens, a sidecar takes two or three).
 
-use crate::inject::InjectError;
-use crate::inject::pod::{LISTS_OF_OBJECTS, list, name_of};
+use crate::inject::pod::{list, name_of};
 use crate::rawjson::{Cursor, ScanError, plain_ascii_string, plain_str};
 use serde_json::{Map, Value};
 use std::borrow::Cow;
@@ -51,7 +50,8 @@ fn env_text(container: &Map<String, Value>) -> Option<&[u8]> {
 }
 
 /// The env vars of a pod container, in order; empty when its env is absent or not a list of
-/// objects (`check_shape` rejects that pod first).
+/// objects (`check_shape` rejects that pod first; the shaped read keeps only lists of objects
+/// as text).
 pub(crate) fn env_of(container: &Map<String, Value>) -> Vec<NamedEnvVar<'_>> {
     match env_text(container) {
         Some(text) => text_items(text)
@@ -66,22 +66,11 @@ pub(crate) fn env_of(container: &Map<String, Value>) -> Vec<NamedEnvVar<'_>> {
     }
 }
 
-/// `check_shape`'s rule for an env kept as text: null, or a list of objects. (A built env is
-/// checked as a value.)
-pub(crate) fn check_env_text(container: &Map<String, Value>) -> Result<(), InjectError> {
-    match env_text(container) {
-        Some(text) => text_items(text)
-            .map(drop)
-            .map_err(|_| InjectError::Malformed(LISTS_OF_OBJECTS)),
-        None => Ok(()),
-    }
-}
-
 /// An env var's text and its name.
 type ItemText<'a> = (&'a [u8], Cow<'a, str>);
 
-/// The items of an env's text with their names (none for null). The text was checked by the
-/// shaped read, so only a wrong shape fails here.
+/// The items of an env's text with their names (none for null). The shaped read checked the
+/// text and its shape, so this fails only on text from elsewhere.
 fn text_items(env: &[u8]) -> Result<Vec<ItemText<'_>>, ScanError> {
     let mut items = Vec::new();
     let mut cursor = Cursor::new(env);

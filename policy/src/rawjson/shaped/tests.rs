@@ -101,21 +101,48 @@ fn edits_of_built_members_are_written_around_the_kept_text() {
 
 #[test]
 fn members_kept_as_text_are_checked_and_kept_under_their_prefixed_name() {
-    let text = br#"{"b":{"a":1, "b" : [1, {"x":"\u00e9"}] ,"c":2,"b":null}}"#;
+    let text = br#"{"b":{"a":1, "b" : [{"y":1}, {"x":"\u00e9"}] ,"c":2,"b":null}}"#;
     let value = parse(text, &ROOT).expect("read");
     assert_eq!(
         value["b"]["\u{2}b"],
         json!("null"),
         "the last of duplicated members"
     );
-    let text = br#"{"b":{"b" : [1, {"x":"\u00e9"}] }}"#;
+    let text = br#"{"b":{"b" : [{}, {"x":"\u00e9"}] }}"#;
     let value = parse(text, &ROOT).expect("read");
-    assert_eq!(value["b"]["\u{2}b"], json!(r#"[1, {"x":"\u00e9"}]"#));
+    assert_eq!(value["b"]["\u{2}b"], json!(r#"[{}, {"x":"\u00e9"}]"#));
     assert!(round_trips(text, &ROOT));
     assert_eq!(
-        parse(br#"{"b":{"b":[1,]}}"#, &ROOT),
+        parse(br#"{"b":{"b":[{},]}}"#, &ROOT),
         None,
         "checked as it is skipped"
+    );
+}
+
+#[test]
+fn a_text_member_that_is_not_a_list_of_objects_is_built() {
+    for (text, built) in [
+        (&br#"{"b":{"b":[{"x":1},2]}}"#[..], json!([{"x": 1}, 2])),
+        (br#"{"b":{"b":{"x":1}}}"#, json!({"x": 1})),
+        (br#"{"b":{"b":"s"}}"#, json!("s")),
+        (br#"{"b":{"b":[[]]}}"#, json!([[]])),
+        (br#"{"b":{"b":[{}],"b":7}}"#, json!(7)),
+    ] {
+        let value = parse(text, &ROOT).expect("read");
+        assert_eq!(value["b"]["b"], built, "{}", String::from_utf8_lossy(text));
+        assert_eq!(value["b"].get("\u{2}b"), None, "only the last counts");
+        assert!(round_trips(text, &ROOT));
+    }
+    let value = parse(br#"{"b":{"b":7,"b":[]}}"#, &ROOT).expect("read");
+    assert_eq!(
+        (value["b"].get("b"), &value["b"]["\u{2}b"]),
+        (None, &json!("[]")),
+        "only the last counts"
+    );
+    assert_eq!(
+        parse(br#"{"b":{"b":[{},1,]}}"#, &ROOT),
+        None,
+        "still checked"
     );
 }
 

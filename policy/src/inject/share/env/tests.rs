@@ -1,5 +1,6 @@
 use super::*;
-use crate::inject::pod::{SHAPE, check_shape};
+use crate::inject::InjectError;
+use crate::inject::pod::{LISTS_OF_OBJECTS, SHAPE, check_shape};
 
 /// Containers whose env a naive reader gets wrong: duplicated and escaped members, names that
 /// are not strings, `IS_INJECTED` values, whitespace, and wrong shapes (the last six).
@@ -35,6 +36,13 @@ const NEAR_COMPACT: &[&str] = &[
     r#"{"env":[{"name":"I","value":"1"},{"name":"I","value":"2"},{"value":"3","name":"J"}]}"#,
 ];
 
+/// An env given twice, one of them not a list of objects: the last one counts.
+const REPEATED: &[&str] = &[
+    r#"{"env":5,"env":[{"name":"A","value":"1"}]}"#,
+    r#"{"env":[{"name":"A","value":"1"}],"env":5}"#,
+    r#"{"env":[1],"env":null}"#,
+];
+
 fn pod_text(container: &str) -> String {
     format!(r#"{{"metadata":{{"name":"p"}},"spec":{{"containers":[{container}]}}}}"#)
 }
@@ -58,15 +66,21 @@ fn read(container: &Map<String, Value>) -> Vec<(String, Value, bool)> {
 
 #[test]
 fn env_read_from_text_is_the_env_read_from_values() {
-    for container in CONTAINERS.iter().chain(NEAR_COMPACT) {
+    for container in CONTAINERS.iter().chain(NEAR_COMPACT).chain(REPEATED) {
         let shaped = shaped(container);
         let full: Value = serde_json::from_str(&pod_text(container)).unwrap();
         let (text, built) = (first_container(&shaped), first_container(&full));
+        let objects = built.get("env").map(|env| {
+            env.is_null()
+                || env
+                    .as_array()
+                    .is_some_and(|items| items.iter().all(Value::is_object))
+        });
         assert!(
             text.contains_key(crate::rawjson::shaped::VERBATIM)
-                && !text.contains_key("env")
-                && text.contains_key(ENV_TEXT) == built.contains_key("env"),
-            "the env stays text: {container}"
+                && text.contains_key(ENV_TEXT) == (objects == Some(true))
+                && text.contains_key("env") == (objects == Some(false)),
+            "a list of objects stays text, anything else is built: {container}"
         );
         assert_eq!(check_shape(&shaped), check_shape(&full), "{container}");
         if check_shape(&full).is_ok() {
@@ -115,6 +129,17 @@ fn names_values_and_shapes_are_read_as_serde_json_reads_them() {
         says_true(CONTAINERS[12]),
         [false],
         "a boolean is not the string"
+    );
+    assert_eq!(names(REPEATED[0]), ["A"], "the last env, a list");
+    assert_eq!(
+        check_shape(&shaped(REPEATED[1])),
+        Err(InjectError::Malformed(LISTS_OF_OBJECTS)),
+        "the last env, not a list"
+    );
+    assert_eq!(
+        check_shape(&shaped(REPEATED[2])),
+        Ok(()),
+        "the last env, null"
     );
     for wrong in &CONTAINERS[15..] {
         assert_eq!(
