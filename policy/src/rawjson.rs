@@ -4,6 +4,7 @@
 //! Lenient on purpose: skipped values and scalars are not validated (whatever is decoded from a
 //! slice afterwards goes through serde_json, which is exact). Never panics, never recurses.
 
+mod escapes;
 mod nested;
 pub mod shaped;
 pub mod value;
@@ -318,12 +319,24 @@ pub fn first_to_escape(text: &[u8], from: usize) -> Option<usize> {
     first_flagged(text, from, 0)
 }
 
-/// The first byte at or after `from` that [`escape_flags`] flags with `high`: eight at a time.
+/// The first byte at or after `from` that [`escape_flags`] flags with `high`: sixteen at a time
+/// with SIMD, then eight at a time.
 #[inline(always)]
 fn first_flagged(text: &[u8], from: usize, high: u64) -> Option<usize> {
-    let rest = text.get(from..)?;
-    let mut words = rest.chunks_exact(8);
+    let mut rest = text.get(from..)?;
     let mut at = from;
+    if escapes::SIMD {
+        let mut blocks = rest.chunks_exact(escapes::BLOCK);
+        for block in &mut blocks {
+            let flags = escapes::flags(block.try_into().ok()?, high != 0);
+            if flags != 0 {
+                return Some(at + flags.trailing_zeros() as usize);
+            }
+            at += escapes::BLOCK;
+        }
+        rest = blocks.remainder();
+    }
+    let mut words = rest.chunks_exact(8);
     for word in &mut words {
         let flags = escape_flags(u64::from_le_bytes(word.try_into().ok()?), high);
         if flags != 0 {

@@ -293,8 +293,8 @@ proptest! {
 fn every_byte_to_escape_or_not_ascii_is_found_at_every_offset() {
     for byte in 0..=u8::MAX {
         let escaped = byte < 0x20 || byte == b'"' || byte == b'\\';
-        // Every length up to three words, so every branch: bytes, halves, words.
-        for len in 1..=24 {
+        // Every length up to two blocks and a word, so every branch: bytes, halves, words, blocks.
+        for len in 1..=40 {
             assert_eq!(first_to_escape(&vec![b'a'; len], 0), None);
             for at in 0..len {
                 let mut text = vec![b'a'; len];
