@@ -26,6 +26,7 @@ fn main() {
     let wire_mode = std::env::args().any(|a| a == "--wire");
     let wasm_mode = std::env::args().any(|a| a == "--wasm");
     let serve_mode = std::env::args().any(|a| a == "--serve");
+    let instance_mode = std::env::args().any(|a| a == "--instance");
     let mut args = std::env::args().skip(1).filter(|a| !a.starts_with("--"));
     let count: usize = args.next().and_then(|a| a.parse().ok()).unwrap_or(10);
     let iterations: usize = args.next().and_then(|a| a.parse().ok()).unwrap_or(100);
@@ -40,7 +41,7 @@ fn main() {
         let context = sidecarset_host::serve::SharedContext::fixed(
             sidecarset_host::ClusterContext::from_objects(sidecarsets(count)).expect("context"),
         );
-        if std::env::args().any(|a| a == "--instance") {
+        if instance_mode {
             for _ in 0..iterations {
                 black_box(pooled.call("protocol_version", b"", &sidecarset_host::NoHostCallbacks))
                     .expect("answer");

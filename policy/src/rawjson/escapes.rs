@@ -2,7 +2,8 @@
 //! `simd128`): the bytes of a block that serde_json escapes in a string (a quote, a backslash,
 //! a control character), and with `not_ascii` also those above 0x7f, one bit per byte.
 
-/// Whether [`flags`] runs on vectors (elsewhere the word-at-a-time scan does all).
+/// Whether the target has the 128-bit vectors that [`flags`] and `nested`'s classifier use
+/// (elsewhere both scans read words or bytes throughout).
 pub(super) const SIMD: bool = cfg!(any(
     target_arch = "x86_64",
     all(target_arch = "wasm32", target_feature = "simd128")

@@ -4,6 +4,7 @@
 //! count. A block holding a backslash, and the last bytes of the text, are read byte by byte, so
 //! the result is exactly the byte-by-byte scan's on any text, JSON or not.
 
+use super::escapes::SIMD;
 use super::{STRUCTURAL, Scan, ScanError, skip_string, skip_string_escaped};
 
 /// Bytes per block: four 16-byte vectors, one bit each in a `u64` mask.
@@ -140,12 +141,6 @@ fn prefix_xor(mut quotes: u64) -> u64 {
     quotes ^= quotes << 32;
     quotes
 }
-
-/// Whether [`classify`] runs on vectors (elsewhere the scan is byte by byte throughout).
-const SIMD: bool = cfg!(any(
-    target_arch = "x86_64",
-    all(target_arch = "wasm32", target_feature = "simd128")
-));
 
 // `x | 0x20` is `{` only for `{` and `[`, and `}` only for `}` and `]`.
 const FOLD: u8 = 0x20;

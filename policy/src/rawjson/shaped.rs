@@ -143,6 +143,17 @@ pub fn write_str(out: &mut Vec<u8>, text: &str) {
     out.push(b'"');
 }
 
+/// What `skip_members` reads before each value.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Items {
+    /// A key and a colon (an object's members).
+    Keyed,
+    /// Nothing (an array's items).
+    Any,
+    /// Nothing, but the item must be an object.
+    Objects,
+}
+
 impl<'a> Parser<'a> {
     fn shaped(&mut self, shape: &Shape, depth: usize) -> Option<Value> {
         match (shape, self.peek()?) {
@@ -269,8 +280,8 @@ impl<'a> Parser<'a> {
     fn skip_value(&mut self, depth: usize) -> Option<()> {
         match self.peek()? {
             b'"' => self.skip_string(),
-            b'{' => self.skip_members(b'}', depth + 1, true),
-            b'[' => self.skip_members(b']', depth + 1, false),
+            b'{' => self.skip_members(b'}', depth + 1, Items::Keyed).map(drop),
+            b'[' => self.skip_members(b']', depth + 1, Items::Any).map(drop),
             b't' => self.literal(b"true", Value::Null).map(drop),
             b'f' => self.literal(b"false", Value::Null).map(drop),
             b'n' => self.literal(b"null", Value::Null).map(drop),
@@ -284,35 +295,24 @@ impl<'a> Parser<'a> {
     fn skip_objects(&mut self, depth: usize) -> Option<bool> {
         match self.peek()? {
             b'n' => self.literal(b"null", Value::Null).map(|_| true),
-            b'[' if depth < MAX_DEPTH => {
-                self.0.at += 1;
-                let mut closed = self.peek()? == b']';
-                while !closed {
-                    if self.peek()? != b'{' {
-                        return Some(false);
-                    }
-                    self.skip_value(depth + 1)?;
-                    match self.peek()? {
-                        b',' => self.0.at += 1,
-                        b']' => closed = true,
-                        _ => return None,
-                    }
-                }
-                self.0.at += 1;
-                Some(true)
-            }
+            b'[' => self.skip_members(b']', depth + 1, Items::Objects),
             _ => Some(false),
         }
     }
 
-    fn skip_members(&mut self, close: u8, depth: usize, keyed: bool) -> Option<()> {
+    /// Moves past the members of an object or the items of an array; `Some(false)` when items
+    /// must be objects and one is not.
+    fn skip_members(&mut self, close: u8, depth: usize, items: Items) -> Option<bool> {
         if depth > MAX_DEPTH {
             return None;
         }
         self.0.at += 1;
         let mut closed = self.peek()? == close;
         while !closed {
-            if keyed {
+            if items == Items::Objects && self.peek()? != b'{' {
+                return Some(false);
+            }
+            if items == Items::Keyed {
                 if self.peek()? != b'"' {
                     return None;
                 }
@@ -331,7 +331,7 @@ impl<'a> Parser<'a> {
             }
         }
         self.0.at += 1;
-        Some(())
+        Some(true)
     }
 
     fn skip_string(&mut self) -> Option<()> {
