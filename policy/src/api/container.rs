@@ -157,16 +157,13 @@ impl SidecarContainer {
             .filter_map(|item| item.get("name").and_then(Value::as_str))
     }
 
-    /// The container as it goes into a pod: core/v1 fields only, `name` first; they move out
-    /// (the sidecar keeps an empty `container`).
+    /// The container as it goes into a pod: core/v1 fields only, with `name`; they move out
+    /// (the sidecar keeps an empty `container`), the map itself with them.
     pub fn take_pod_container(&mut self) -> Map<String, Value> {
-        let mut out = Map::new();
+        let mut out = std::mem::take(&mut self.container);
+        // The decoders never put an extension field here; a container built by hand may.
+        out.retain(|key, _| !EXTENSION_KEYS.contains(&key.as_str()));
         out.insert("name".into(), Value::String(self.name.clone()));
-        for (key, value) in std::mem::take(&mut self.container) {
-            if !EXTENSION_KEYS.contains(&key.as_str()) && key != "name" {
-                out.insert(key, value);
-            }
-        }
         out
     }
 }
@@ -178,4 +175,28 @@ pub fn json_list<'a>(object: &'a Map<String, Value>, key: &str) -> &'a [Value] {
         .and_then(Value::as_array)
         .map(Vec::as_slice)
         .unwrap_or(&[])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn a_pod_container_has_the_sidecar_name_and_no_extension_field() {
+        let mut sidecar = SidecarContainer {
+            name: "agent".into(),
+            container: json!({"name": "stale", "image": "a:1", "transferEnv": [], "env": []})
+                .as_object()
+                .cloned()
+                .unwrap_or_default(),
+            ..Default::default()
+        };
+        let container = sidecar.take_pod_container();
+        assert_eq!(
+            Value::Object(container),
+            json!({"name": "agent", "image": "a:1", "env": []})
+        );
+        assert!(sidecar.container.is_empty(), "the fields moved out");
+    }
 }

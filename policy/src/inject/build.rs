@@ -3,8 +3,8 @@
 use super::InjectError;
 use super::pod::str_of;
 use super::share::{
-    PodEnvs, add_path, append_missing_env, pick_by_path, shared_devices_of, shared_mounts,
-    transfer_envs_of,
+    PodEnvs, add_path, append_missing_env, first_of_each_name, pick_by_path, shared_devices_of,
+    shared_mounts, transfer_envs_of,
 };
 use crate::annotations::{
     self, IS_INJECTED_ENV, SIDECARSET_HASH, SIDECARSET_HASH_WITHOUT_IMAGE, UpgradeSpec,
@@ -247,9 +247,8 @@ fn prepare<'a>(
         let envs = envs.get_or_insert_with(|| PodEnvs::new(pod.containers));
         transfer_envs_of(sidecar, envs, pod.labels, pod.annotations)
     };
-    let mut deduped = Vec::new();
     transfer.extend(subpath_envs);
-    append_missing_env(&mut deduped, transfer);
+    let deduped = first_of_each_name(transfer);
 
     injected_volumes.extend(
         sidecar

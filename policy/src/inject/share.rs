@@ -5,8 +5,10 @@ use crate::admission::validate::k8s_names::is_qualified_name;
 use crate::annotations::IS_INJECTED_ENV;
 use crate::api::{SidecarContainer, TransferEnvVar};
 use crate::selector::Labels;
-use env::{EnvVar, NamedEnvVar, env_of};
+pub(crate) use env::NamedEnvVar;
+use env::env_of;
 use serde_json::{Map, Value};
+use std::borrow::Cow;
 
 mod env;
 
@@ -54,16 +56,16 @@ impl<'a> PodEnvs<'a> {
     }
 }
 
-/// The app containers' volumeMounts (borrowed: only the ones a sidecar takes are copied), plus
-/// the env vars their `subPathExpr`s reference.
-pub(crate) fn shared_mounts<'a>(pod: &PodEnvs<'a>) -> (Vec<&'a Value>, Vec<Value>) {
+/// The app containers' volumeMounts, plus the env vars their `subPathExpr`s reference (both
+/// borrowed: only what a sidecar takes is copied).
+pub(crate) fn shared_mounts<'a>(pod: &PodEnvs<'a>) -> (Vec<&'a Value>, Vec<NamedEnvVar<'a>>) {
     let mut mounts = Vec::new();
     let mut envs = Vec::new();
     for container in pod.apps() {
         for mount in list(container.object, "volumeMounts") {
             for name in subpath_expr_vars(str_of(mount, "subPathExpr")) {
-                if let Some((_, env)) = container.env.iter().find(|(n, _)| n == name) {
-                    envs.push(env.to_value());
+                if let Some(env) = container.env.iter().find(|(n, _)| n == name) {
+                    envs.push(env.clone());
                 }
             }
             mounts.push(mount);
@@ -128,21 +130,22 @@ pub(crate) fn transfer_envs(
     if sidecar.transfer_env.is_empty() {
         return Vec::new();
     }
-    transfer_envs_of(
+    let envs = transfer_envs_of(
         sidecar,
         &PodEnvs::new(pod_containers),
         pod_labels,
         pod_annotations,
-    )
+    );
+    envs.into_iter().map(|(_, env)| env.to_value()).collect()
 }
 
-/// §3.7.4 over the indexed pod.
-pub(crate) fn transfer_envs_of(
+/// §3.7.4 over the indexed pod, borrowed.
+pub(crate) fn transfer_envs_of<'a>(
     sidecar: &SidecarContainer,
-    pod: &PodEnvs<'_>,
+    pod: &PodEnvs<'a>,
     pod_labels: &Labels,
     pod_annotations: &Labels,
-) -> Vec<Value> {
+) -> Vec<NamedEnvVar<'a>> {
     let mut out = Vec::new();
     for item in &sidecar.transfer_env {
         let Some(source) = transfer_source(item, pod_labels, pod_annotations) else {
@@ -160,19 +163,19 @@ pub(crate) fn transfer_envs_of(
         }
         // Upstream indexes `container/env` over the pod: the last of each name wins. Then in
         // the names' order.
-        let mut last: Vec<Option<EnvVar>> = vec![None; names.len()];
+        let mut last: Vec<Option<&NamedEnvVar<'a>>> = vec![None; names.len()];
         let sources = pod
             .containers
             .iter()
             .filter(|c| c.name == Some(source.as_str()));
-        for (name, env) in sources.flat_map(|c| &c.env) {
-            if let Some(index) = names.iter().position(|n| *n == name.as_ref())
+        for env in sources.flat_map(|c| &c.env) {
+            if let Some(index) = names.iter().position(|n| *n == env.0.as_ref())
                 && let Some(slot) = last.get_mut(index)
             {
-                *slot = Some(*env);
+                *slot = Some(env);
             }
         }
-        out.extend(last.into_iter().flatten().map(EnvVar::to_value));
+        out.extend(last.into_iter().flatten().cloned());
     }
     out
 }
@@ -238,6 +241,17 @@ pub(crate) fn add_path<'u>(used: &mut Vec<&'u str>, path: &'u str) -> bool {
     }
 }
 
+/// The first var of each name, built (the others are never copied).
+pub(crate) fn first_of_each_name(vars: Vec<NamedEnvVar<'_>>) -> Vec<Value> {
+    let mut out: Vec<(Cow<'_, str>, Value)> = Vec::with_capacity(vars.len());
+    for (name, var) in vars {
+        if !out.iter().any(|(taken, _)| *taken == name) {
+            out.push((name, var.to_value()));
+        }
+    }
+    out.into_iter().map(|(_, var)| var).collect()
+}
+
 /// Env vars whose names are not taken yet, in order (first wins).
 pub(crate) fn append_missing_env(env: &mut Vec<Value>, extra: impl IntoIterator<Item = Value>) {
     for item in extra {
@@ -251,6 +265,7 @@ pub(crate) fn append_missing_env(env: &mut Vec<Value>, extra: impl IntoIterator<
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     #[test]
     fn subpath_expr_references() {
@@ -260,6 +275,29 @@ mod tests {
         );
         assert!(subpath_expr_vars("foo").is_empty());
         assert!(subpath_expr_vars("$(1X)/$(").is_empty());
+    }
+
+    #[test]
+    fn the_first_var_of_each_name_is_kept() {
+        let (a, b, c) = (
+            json!({"name": "A", "value": "1"}),
+            json!({"name": "B"}),
+            json!({"name": "A", "value": "2"}),
+        );
+        let vars = [("A", &a), ("B", &b), ("A", &c), ("B", &b)]
+            .into_iter()
+            .map(|(name, var)| (Cow::Borrowed(name), env::EnvVar::Built(var)))
+            .collect();
+        assert_eq!(first_of_each_name(vars), vec![a.clone(), b.clone()]);
+        let text = br#"{"name":"A","value":"3"}"#;
+        let vars = vec![
+            (Cow::Borrowed("A"), env::EnvVar::Text(text)),
+            (Cow::Borrowed("A"), env::EnvVar::Built(&a)),
+        ];
+        assert_eq!(
+            first_of_each_name(vars),
+            vec![json!({"name": "A", "value": "3"})]
+        );
     }
 
     #[test]

@@ -4,7 +4,8 @@ use crate::annotations::IS_INJECTED_ENV;
 use crate::api::{SidecarContainer, TransferEnvVar};
 use crate::inject::pod::{list, name_of, str_of};
 use crate::inject::share::{
-    PodEnvs, add_path, pick_by_path, shared_devices_of, shared_mounts, transfer_envs_of,
+    NamedEnvVar, PodEnvs, add_path, pick_by_path, shared_devices_of, shared_mounts,
+    transfer_envs_of,
 };
 use crate::selector::Labels;
 use proptest::prelude::*;
@@ -155,6 +156,17 @@ fn shaped_containers(containers: &[Value]) -> Vec<Value> {
     shaped.clone()
 }
 
+/// The vars as JSON values, each with the name it was found under.
+fn built(envs: Vec<NamedEnvVar<'_>>) -> Vec<Value> {
+    envs.into_iter()
+        .map(|(name, env)| {
+            let value = env.to_value();
+            assert_eq!(name, name_of(&value), "found under its own name");
+            value
+        })
+        .collect()
+}
+
 proptest! {
     #[test]
     fn index_matches_scans(
@@ -166,14 +178,15 @@ proptest! {
         let index = PodEnvs::new(&pod);
         let (old_mounts, old_envs) = old_shared_mounts(&pod);
         let old_envs: Vec<Value> = old_envs.into_iter().cloned().collect();
-        prop_assert_eq!(shared_mounts(&index), (old_mounts.clone(), old_envs.clone()));
+        let (mounts, envs) = shared_mounts(&index);
+        prop_assert_eq!((mounts, built(envs)), (old_mounts.clone(), old_envs.clone()));
         // The same pod read by shape: its containers' env is found in their text.
         let shaped = shaped_containers(&pod);
         let text_index = PodEnvs::new(&shaped);
         let (text_mounts, text_envs) = shared_mounts(&text_index);
         prop_assert_eq!(text_mounts.into_iter().cloned().collect::<Vec<_>>(),
             old_mounts.into_iter().cloned().collect::<Vec<_>>());
-        prop_assert_eq!(text_envs, old_envs);
+        prop_assert_eq!(built(text_envs), old_envs);
 
         let sidecar = SidecarContainer {
             transfer_env: vec![TransferEnvVar {
@@ -184,8 +197,8 @@ proptest! {
             ..Default::default()
         };
         let none = Labels::new();
-        prop_assert_eq!(transfer_envs_of(&sidecar, &index, &none, &none), old_transfer(&sidecar, &pod));
-        prop_assert_eq!(transfer_envs_of(&sidecar, &text_index, &none, &none), old_transfer(&sidecar, &pod));
+        prop_assert_eq!(built(transfer_envs_of(&sidecar, &index, &none, &none)), old_transfer(&sidecar, &pod));
+        prop_assert_eq!(built(transfer_envs_of(&sidecar, &text_index, &none, &none)), old_transfer(&sidecar, &pod));
 
         let (mounts, _) = shared_mounts(&index);
         let devices = shared_devices_of(&index);

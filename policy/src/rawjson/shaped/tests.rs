@@ -257,3 +257,80 @@ proptest! {
         prop_assert_eq!(out, serde_json::to_vec(&text).expect("serialisable"));
     }
 }
+
+/// Where `skip_value` and `value` end at `depth` (`None` where they refuse), from the start.
+fn skip_and_value_ends(text: &[u8], depth: usize) -> (Option<usize>, Option<usize>) {
+    use super::super::{Cursor, value::Parser};
+    let mut skipping = Parser(Cursor::new(text));
+    let skipped = skipping.skip_value(depth).map(|()| skipping.0.at);
+    let mut building = Parser(Cursor::new(text));
+    let built = building.value(depth).map(|_| building.0.at);
+    (skipped, built)
+}
+
+#[test]
+fn skipping_refuses_exactly_what_reading_refuses() {
+    for text in [
+        &br#"{"a":[1,{"b":null},"c"],"d":{}}"#[..],
+        br#"[[],{},[[]],{"a":[]}]"#,
+        br#"{"a":1,}"#,
+        br#"[1,]"#,
+        br#"{"a" 1}"#,
+        br#"{"a":1]"#,
+        br#"[1}"#,
+        br#"{1:2}"#,
+        br#"{"\u0000":1}"#,
+        br#"{"\u0002x":1}"#,
+        br#"{"\u0003":1}"#,
+        br#"["\ud800"]"#,
+        br#"[01]"#,
+        br#"[-0, 1e400, 1.5e3, 18446744073709551616]"#,
+        br#"[nul]"#,
+        b"[\"\xff\"]",
+        b"[\"\x01\"]",
+        b" { \"a\" : [ true , false ] } ",
+        br#"{"a":1}}"#,
+        b"",
+    ] {
+        for depth in [0, 1, 97, 98, 99, 100, 101] {
+            let (skipped, built) = skip_and_value_ends(text, depth);
+            assert_eq!(
+                skipped,
+                built,
+                "{} at {depth}",
+                String::from_utf8_lossy(text)
+            );
+        }
+    }
+    let deep = format!("{}1{}", "[{\"a\":".repeat(50), "}]".repeat(50));
+    for depth in 0..3 {
+        let (skipped, built) = skip_and_value_ends(deep.as_bytes(), depth);
+        assert_eq!(skipped, built, "100 levels at {depth}");
+        assert_eq!(skipped.is_some(), depth == 0, "100 levels at {depth}");
+    }
+}
+
+proptest! {
+    #[test]
+    fn skipping_ends_where_reading_ends(
+        value in json_value(),
+        pretty in any::<bool>(),
+        cut in any::<prop::sample::Index>(),
+        byte in any::<u8>(),
+        depth in prop_oneof![Just(0usize), 90usize..102],
+    ) {
+        let mut text = if pretty {
+            serde_json::to_vec_pretty(&value).expect("serialisable")
+        } else {
+            serde_json::to_vec(&value).expect("serialisable")
+        };
+        let (skipped, built) = skip_and_value_ends(&text, depth);
+        prop_assert_eq!(skipped, built);
+        let at = cut.index(text.len() + 1);
+        let (skipped, built) = skip_and_value_ends(&text[..at], depth);
+        prop_assert_eq!(skipped, built);
+        text.insert(at, byte);
+        let (skipped, built) = skip_and_value_ends(&text, depth);
+        prop_assert_eq!(skipped, built);
+    }
+}
