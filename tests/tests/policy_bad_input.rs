@@ -211,3 +211,45 @@ fn a_large_realistic_pod_is_injected() {
     assert_eq!(response["accepted"], true, "{response}");
     assert!(response["mutated_object"]["spec"]["containers"][1]["name"] == "log");
 }
+
+/// `levels` nested arrays (odd levels) and objects (even levels) around `null`.
+fn nested(levels: usize) -> String {
+    let mut text = String::from("null");
+    for level in 0..levels {
+        text = if level % 2 == 0 {
+            format!("[{text}]")
+        } else {
+            format!("{{\"a\":{text}}}")
+        };
+    }
+    text
+}
+
+#[test]
+fn deeply_nested_values_get_a_verdict() {
+    // Around the module's own limit (100), serde_json's (128), and far past both: in a pod member
+    // that stays text, in an env var, in a SidecarSet under admission and in the settings.
+    for levels in [90, 99, 100, 101, 120, 127, 128, 129, 500] {
+        let deep = nested(levels);
+        let pod = format!(
+            r#"{{"metadata":{{"labels":{{"app":"web"}}}},"spec":{{"affinity":{deep},
+                "containers":[{{"name":"app","image":"nginx","env":[{{"name":"A","valueFrom":{deep}}}]}}]}}}}"#
+        );
+        let request = serde_json::to_string(&pod_request(json!("POD"))).unwrap();
+        let payload = format!(
+            r#"{{"request":{},"settings":{{}}}}"#,
+            request.replacen("\"POD\"", &pod, 1)
+        );
+        verdict(payload.as_bytes());
+        let sidecarset = format!(
+            r#"{{"apiVersion":"apps.kruise.io/v1alpha1","kind":"SidecarSet","metadata":{{"name":"s"}},
+                "spec":{{"containers":[{{"name":"c","image":"i","resources":{deep}}}]}}}}"#
+        );
+        let request = serde_json::to_string(&sidecarset_request(json!("SS"))).unwrap();
+        let payload = format!(
+            r#"{{"request":{},"settings":{{"x":{deep}}}}}"#,
+            request.replacen("\"SS\"", &sidecarset, 1)
+        );
+        verdict(payload.as_bytes());
+    }
+}
