@@ -149,6 +149,8 @@ fn invalid_settings_and_inline_sidecarsets_get_a_verdict() {
         json!({"allowPatchPodMetadataKeys": ["("]}),
         json!({"sidecarSets": [null, 3, {"spec": []}]}),
         json!({"unknownSetting": true}),
+        // Deeply nested groups in a regex (the regex parser recurses).
+        json!({"allowPatchPodMetadataKeys": [format!("{}a{}", "(".repeat(3000), ")".repeat(3000))]}),
         json!({"sidecarSets": [{"metadata": {"name": "a"}, "spec": {"selector": {"matchLabels": {"app": "web"}}, "containers": [{"name": "c", "image": "i"}]}}]}),
     ] {
         validate(pod.clone(), settings.clone());
