@@ -59,6 +59,44 @@ pub(super) fn flags(block: &[u8; BLOCK], not_ascii: bool) -> u32 {
     )))
 }
 
+/// The bytes of a block that are a quote or a backslash, one bit per byte: where a string's scan
+/// stops.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+pub(super) fn quotes_or_backslashes(block: &[u8; BLOCK]) -> u32 {
+    use std::arch::x86_64::{
+        __m128i, _mm_cmpeq_epi8, _mm_loadu_si128, _mm_movemask_epi8, _mm_or_si128, _mm_set1_epi8,
+    };
+    // SAFETY: SSE2 is part of x86_64, and the unaligned load reads the block's 16 bytes.
+    unsafe {
+        let bytes = _mm_loadu_si128(block.as_ptr().cast::<__m128i>());
+        let quotes = _mm_cmpeq_epi8(bytes, _mm_set1_epi8(b'"' as i8));
+        let backslashes = _mm_cmpeq_epi8(bytes, _mm_set1_epi8(b'\\' as i8));
+        _mm_movemask_epi8(_mm_or_si128(quotes, backslashes)) as u32
+    }
+}
+
+#[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+#[inline(always)]
+pub(super) fn quotes_or_backslashes(block: &[u8; BLOCK]) -> u32 {
+    use std::arch::wasm32::{u8x16_bitmask, u8x16_eq, u8x16_splat, v128, v128_load, v128_or};
+    // SAFETY: `v128_load` has no alignment requirement and reads the block's 16 bytes.
+    let bytes = unsafe { v128_load(block.as_ptr().cast::<v128>()) };
+    let quotes = u8x16_eq(bytes, u8x16_splat(b'"'));
+    let backslashes = u8x16_eq(bytes, u8x16_splat(b'\\'));
+    u32::from(u8x16_bitmask(v128_or(quotes, backslashes)))
+}
+
+#[cfg(not(any(
+    target_arch = "x86_64",
+    all(target_arch = "wasm32", target_feature = "simd128")
+)))]
+#[inline(always)]
+pub(super) fn quotes_or_backslashes(_: &[u8; BLOCK]) -> u32 {
+    // Never called (`SIMD` is false).
+    0
+}
+
 #[cfg(not(any(
     target_arch = "x86_64",
     all(target_arch = "wasm32", target_feature = "simd128")

@@ -195,6 +195,35 @@ proptest! {
     }
 }
 
+/// Every string length across the blocks, the words and `memchr`'s rest, at every offset, with a
+/// quote or an escape at every position: the block scan stops exactly where bytes do.
+#[test]
+fn strings_end_exactly_at_every_length_and_offset() {
+    for offset in 0..17 {
+        for len in 0..150 {
+            for stop in 0..len {
+                for special in [b'"', b'\\'] {
+                    let mut text = vec![b' '; offset];
+                    text.push(b'"');
+                    text.extend((0..len).map(|i| {
+                        if i == stop {
+                            special
+                        } else {
+                            b'a' + (i % 26) as u8
+                        }
+                    }));
+                    text.push(b'"');
+                    assert_eq!(
+                        skip_string(&text, offset),
+                        skip_string_bytewise(&text, offset),
+                        "offset {offset}, length {len}, {special} at {stop}"
+                    );
+                }
+            }
+        }
+    }
+}
+
 /// The nested-value scan byte by byte, as first written: the faster one must agree with it.
 fn skip_nested_bytewise(text: &[u8], at: usize) -> super::Scan<usize> {
     let mut depth = 0usize;
