@@ -237,15 +237,22 @@ fn quote_or_backslash(text: &[u8], from: usize) -> Option<usize> {
     let rest = text.get(from..)?;
     let mut scanned = 0;
     if escapes::SIMD {
-        for block in rest
-            .chunks_exact(escapes::BLOCK)
-            .take(SHORT_STRING / escapes::BLOCK)
-        {
+        let mut blocks = rest.chunks_exact(escapes::BLOCK);
+        for block in blocks.by_ref().take(SHORT_STRING / escapes::BLOCK) {
             let found = escapes::quotes_or_backslashes(block.try_into().ok()?);
             if found != 0 {
                 return Some(from + scanned + found.trailing_zeros() as usize);
             }
             scanned += escapes::BLOCK;
+        }
+        if scanned < SHORT_STRING {
+            // The text ends within a block (a short text, e.g. a selector): its last bytes.
+            let stop = |b: &u8| *b == b'"' || *b == b'\\';
+            return blocks
+                .remainder()
+                .iter()
+                .position(stop)
+                .map(|p| from + scanned + p);
         }
         return long_string_rest(text, from + scanned);
     }
