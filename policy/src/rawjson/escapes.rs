@@ -1,6 +1,7 @@
 //! Sixteen bytes at a time, where the target has 128-bit SIMD (x86_64's SSE2, wasm32 with
 //! `simd128`): the bytes of a block that serde_json escapes in a string (a quote, a backslash,
-//! a control character), and with `not_ascii` also those above 0x7f, one bit per byte.
+//! a control character), and with `not_ascii` also those above 0x7f, one bit per byte; and the
+//! bytes that end a string's scan (a quote or a backslash).
 
 /// Whether the target has the 128-bit vectors that [`flags`] and `nested`'s classifier use
 /// (elsewhere both scans read words or bytes throughout).
