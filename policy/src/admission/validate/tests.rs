@@ -986,10 +986,21 @@ fn conformance_sidecarset_cases() {
             .collect();
         // A conformance case's cluster holds no ControllerRevisions.
         let unresolved = crate::revision::RevisionQuery::of(&object).map(|_| "not found");
+        // The case's settings: the §2.3 whitelist, unanchored regexes.
+        let whitelist: Option<Vec<regex_lite::Regex>> =
+            case["settings"]["allowPatchPodMetadataKeys"]
+                .as_array()
+                .map(|keys| {
+                    keys.iter()
+                        .map(|k| {
+                            regex_lite::Regex::new(k.as_str().expect("a regex")).expect("regex")
+                        })
+                        .collect()
+                });
         let ctx = ValidationContext {
             old: old.as_ref(),
             others: &others,
-            allowed_patch_keys: None,
+            allowed_patch_keys: whitelist.as_deref(),
             unresolved_revision: unresolved,
         };
         let errs = validate(&object, &ctx);
