@@ -195,8 +195,9 @@ proptest! {
     }
 }
 
-/// Every string length across the blocks, the words and `memchr`'s rest, at every offset, with a
-/// quote or an escape at every position: the block scan stops exactly where bytes do.
+/// Every string length across the first block, the later blocks, the text's last bytes and
+/// `memchr`, at every offset, with a quote or an escape at every position: the scan stops exactly
+/// where the byte-by-byte one does.
 #[test]
 fn strings_end_exactly_at_every_length_and_offset() {
     for offset in 0..17 {

@@ -986,17 +986,11 @@ fn conformance_sidecarset_cases() {
             .collect();
         // A conformance case's cluster holds no ControllerRevisions.
         let unresolved = crate::revision::RevisionQuery::of(&object).map(|_| "not found");
-        // The case's settings: the §2.3 whitelist, unanchored regexes.
-        let whitelist: Option<Vec<regex_lite::Regex>> =
-            case["settings"]["allowPatchPodMetadataKeys"]
-                .as_array()
-                .map(|keys| {
-                    keys.iter()
-                        .map(|k| {
-                            regex_lite::Regex::new(k.as_str().expect("a regex")).expect("regex")
-                        })
-                        .collect()
-                });
+        // The case's settings, compiled as the policy compiles them (§2.3 whitelist).
+        let settings: crate::settings::Settings =
+            serde_json::from_value(case.get("settings").cloned().unwrap_or(json!({})))
+                .expect("the case's settings");
+        let whitelist = settings.patch_key_patterns().expect("the case's whitelist");
         let ctx = ValidationContext {
             old: old.as_ref(),
             others: &others,
