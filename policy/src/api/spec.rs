@@ -267,7 +267,7 @@ impl SidecarSet {
     /// Straight from JSON text, without a `Value` tree (a third of the cost), when the text has
     /// the plain shape: then equal to `from_value`'s result. `Err` only says "not plain": decode
     /// through `from_value`, whose errors name the problem.
-    pub fn from_plain_json(text: &[u8]) -> Result<Self, serde_json::Error> {
+    pub fn from_plain_json(text: &str) -> Result<Self, serde_json::Error> {
         text::decode(text)
     }
 

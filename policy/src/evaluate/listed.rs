@@ -172,11 +172,14 @@ fn defaulted(item: &Value) -> Value {
 
 /// Straight from the text when it has the plain shape, else through `Value` (the reference,
 /// whose messages the warnings quote); the tree moves into the result instead of being copied.
+/// Invalid UTF-8 reads as U+FFFD, as Go's `json.Unmarshal` reads it.
 fn full(raw: &[u8], warnings: &mut Vec<String>) -> Option<SidecarSet> {
-    if let Ok(sidecarset) = SidecarSet::from_plain_json(raw) {
+    // `from_utf8` first: its word-at-a-time check is far cheaper than the lossy scan.
+    let text = std::str::from_utf8(raw).map_or_else(|_| String::from_utf8_lossy(raw), Cow::from);
+    if let Ok(sidecarset) = SidecarSet::from_plain_json(&text) {
         return Some(sidecarset);
     }
-    let item = match serde_json::from_slice::<Value>(raw) {
+    let item = match serde_json::from_str::<Value>(&text) {
         Ok(item) => item,
         Err(error) => {
             warnings.push(ignoring("", &error));

@@ -165,6 +165,43 @@ fn listed_sidecarsets_that_do_not_decode_are_skipped_with_a_warning_when_they_se
     assert!(verdict.warnings[0].contains("\"broken-here\" that does not decode"));
 }
 
+/// Go's `json.Unmarshal` reads invalid UTF-8 in a string as U+FFFD, and so does the full decode
+/// of a listed SidecarSet: straight from the text, and through `Value` (a duplicated member).
+#[test]
+fn invalid_utf8_in_a_listed_sidecarset_reads_as_the_replacement_character() {
+    let mut plain = sidecarset("plain", "web");
+    plain["spec"]["containers"][0]["image"] = json!("agent:@1");
+    plain["spec"]["unknownField"] = json!("@");
+    let mut duplicated = sidecarset("duplicated", "web");
+    duplicated["spec"]["containers"][0]["image"] = json!("agent:@2");
+    duplicated["status"] = json!({"matchedPods": 1});
+    let text = serde_json::to_vec(&json!({"items": [plain, duplicated]})).unwrap();
+    let text = String::from_utf8(text)
+        .unwrap()
+        .replace("\"status\":", "\"status\":{},\"status\":");
+    let mut cluster = Listing::of(&[]);
+    cluster.list = text.into_bytes();
+    for byte in cluster.list.iter_mut().filter(|b| **b == b'@') {
+        *byte = 0xff;
+    }
+    let verdict = evaluate(
+        pod_create(),
+        &Settings::default(),
+        &mut cluster,
+        NOW,
+        &mut || 0.5,
+    );
+    let pod = mutated(&verdict);
+    assert!(verdict.warnings.is_empty(), "{:?}", verdict.warnings);
+    let images: Vec<&str> = pod["spec"]["containers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["image"].as_str().unwrap())
+        .collect();
+    assert_eq!(images, ["agent:\u{fffd}2", "agent:\u{fffd}1", "web:1"]);
+}
+
 #[test]
 fn a_list_that_is_not_a_sidecarset_list_is_an_error() {
     for list in [&b"{\"items\": 3}"[..], b"not json", b"{\"items\": [1, 2"] {
