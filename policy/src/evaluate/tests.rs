@@ -93,25 +93,35 @@ pub(super) fn mutated(verdict: &Verdict) -> &Value {
 }
 
 fn container_names(pod: &Value) -> Vec<&str> {
+    container_strings(pod, "name")
+}
+
+/// The string member `key` of every container of `pod`, in order.
+fn container_strings<'a>(pod: &'a Value, key: &str) -> Vec<&'a str> {
     pod["spec"]["containers"]
         .as_array()
         .unwrap()
         .iter()
-        .map(|c| c["name"].as_str().unwrap())
+        .map(|c| c[key].as_str().unwrap())
         .collect()
+}
+
+/// `pod_create()` with the default settings against `cluster`.
+fn evaluate_pod(cluster: &mut Listing) -> Verdict {
+    evaluate(
+        pod_create(),
+        &Settings::default(),
+        cluster,
+        NOW,
+        &mut || 0.5,
+    )
 }
 
 #[test]
 fn listed_and_inline_sidecarsets_inject_the_same_pod() {
     let items = [sidecarset("logs", "web"), sidecarset("other", "db")];
     let mut cluster = Listing::of(&items);
-    let listed = evaluate(
-        pod_create(),
-        &Settings::default(),
-        &mut cluster,
-        NOW,
-        &mut || 0.5,
-    );
+    let listed = evaluate_pod(&mut cluster);
     let inline = Settings {
         sidecar_sets: Some(items.to_vec()),
         ..Settings::default()
@@ -153,13 +163,7 @@ fn listed_sidecarsets_that_do_not_decode_are_skipped_with_a_warning_when_they_se
     let mut broken_here = sidecarset("broken-here", "web");
     broken_here["spec"]["containers"] = json!({"name": 3});
     let items = [broken_elsewhere, broken_here, sidecarset("logs", "web")];
-    let verdict = evaluate(
-        pod_create(),
-        &Settings::default(),
-        &mut Listing::of(&items),
-        NOW,
-        &mut || 0.5,
-    );
+    let verdict = evaluate_pod(&mut Listing::of(&items));
     assert_eq!(container_names(mutated(&verdict)), ["logs-agent", "app"]);
     assert_eq!(verdict.warnings.len(), 1, "{:?}", verdict.warnings);
     assert!(verdict.warnings[0].contains("\"broken-here\" that does not decode"));
@@ -184,22 +188,13 @@ fn invalid_utf8_in_a_listed_sidecarset_reads_as_the_replacement_character() {
     for byte in cluster.list.iter_mut().filter(|b| **b == b'@') {
         *byte = 0xff;
     }
-    let verdict = evaluate(
-        pod_create(),
-        &Settings::default(),
-        &mut cluster,
-        NOW,
-        &mut || 0.5,
-    );
+    let verdict = evaluate_pod(&mut cluster);
     let pod = mutated(&verdict);
     assert!(verdict.warnings.is_empty(), "{:?}", verdict.warnings);
-    let images: Vec<&str> = pod["spec"]["containers"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|c| c["image"].as_str().unwrap())
-        .collect();
-    assert_eq!(images, ["agent:\u{fffd}2", "agent:\u{fffd}1", "web:1"]);
+    assert_eq!(
+        container_strings(pod, "image"),
+        ["agent:\u{fffd}2", "agent:\u{fffd}1", "web:1"]
+    );
 }
 
 #[test]
