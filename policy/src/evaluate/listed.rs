@@ -190,7 +190,7 @@ fn full(raw: &[u8], warnings: &mut Vec<String>) -> Option<SidecarSet> {
         Ok(sidecarset) => Some(sidecarset),
         // The decoder took the item: its name is read again, on this rare path only.
         Err(error) => {
-            warnings.push(undecodable(raw, &error));
+            warnings.push(undecodable(text.as_bytes(), &error));
             None
         }
     }

@@ -13,7 +13,7 @@ fn through_value(text: &str) -> Result<SidecarSet, String> {
 fn agrees(text: &str) -> bool {
     match SidecarSet::from_plain_json(text) {
         Ok(direct) => {
-            assert_eq!(Ok(direct), through_value(text), "{}", text);
+            assert_eq!(Ok(direct), through_value(text), "{text}");
             true
         }
         Err(_) => false,
