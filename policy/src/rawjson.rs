@@ -4,6 +4,7 @@
 //! Lenient on purpose: skipped values and scalars are not validated (whatever is decoded from a
 //! slice afterwards goes through serde_json, which is exact). Never panics, never recurses.
 
+mod checked;
 mod escapes;
 mod nested;
 pub mod shaped;

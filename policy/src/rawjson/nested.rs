@@ -132,7 +132,7 @@ fn string_end(text: &[u8], from: usize, start: usize) -> Scan<usize> {
 
 /// Bit `i` set when bits `0..=i` of `quotes` hold an odd number of ones: inside a string.
 #[inline(always)]
-fn prefix_xor(mut quotes: u64) -> u64 {
+pub(super) fn prefix_xor(mut quotes: u64) -> u64 {
     quotes ^= quotes << 1;
     quotes ^= quotes << 2;
     quotes ^= quotes << 4;

@@ -280,6 +280,7 @@ impl<'a> Parser<'a> {
     fn skip_value(&mut self, depth: usize) -> Option<()> {
         match self.peek()? {
             b'"' => self.skip_string(),
+            b'{' | b'[' if self.skip_plain(depth, false) => Some(()),
             b'{' => self.skip_members(b'}', depth + 1, Items::Keyed).map(drop),
             b'[' => self.skip_members(b']', depth + 1, Items::Any).map(drop),
             b't' => self.literal(b"true", Value::Null).map(drop),
@@ -295,6 +296,7 @@ impl<'a> Parser<'a> {
     fn skip_objects(&mut self, depth: usize) -> Option<bool> {
         match self.peek()? {
             b'n' => self.literal(b"null", Value::Null).map(|_| true),
+            b'[' if self.skip_plain(depth, true) => Some(true),
             b'[' => self.skip_members(b']', depth + 1, Items::Objects),
             _ => Some(false),
         }
@@ -332,6 +334,20 @@ impl<'a> Parser<'a> {
         }
         self.0.at += 1;
         Some(true)
+    }
+
+    /// Moves past the object or array at the cursor when [`checked::plain_end`] decides it (the
+    /// common case, 64 bytes at a time): `false` leaves it to be read token by token.
+    ///
+    /// [`checked::plain_end`]: super::checked::plain_end
+    fn skip_plain(&mut self, depth: usize, objects_only: bool) -> bool {
+        match super::checked::plain_end(self.0.text, self.0.at, depth, objects_only) {
+            Some(end) => {
+                self.0.at = end;
+                true
+            }
+            None => false,
+        }
     }
 
     fn skip_string(&mut self) -> Option<()> {
