@@ -441,5 +441,16 @@ pub fn plain_contents(inner: &[u8]) -> Option<&str> {
     std::str::from_utf8(inner).ok()
 }
 
+/// `value` as serde_json writes it, indented or not: the documents the proptests read.
+#[cfg(test)]
+fn serialised(value: &serde_json::Value, pretty: bool) -> Vec<u8> {
+    let text = if pretty {
+        serde_json::to_vec_pretty(value)
+    } else {
+        serde_json::to_vec(value)
+    };
+    text.expect("serialisable")
+}
+
 #[cfg(test)]
 mod tests;

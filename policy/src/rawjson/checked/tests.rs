@@ -164,11 +164,7 @@ proptest! {
         byte in any::<u8>(),
         depth in prop_oneof![Just(0usize), 90usize..102],
     ) {
-        let mut text = if pretty {
-            serde_json::to_vec_pretty(&value).expect("serialisable")
-        } else {
-            serde_json::to_vec(&value).expect("serialisable")
-        };
+        let mut text = crate::rawjson::serialised(&value, pretty);
         agrees(&text, depth)?;
         let at = cut.index(text.len() + 1);
         agrees(&text[..at], depth)?;
@@ -182,11 +178,7 @@ proptest! {
         pretty in any::<bool>(),
     ) {
         let value = json!([value]);
-        let text = if pretty {
-            serde_json::to_vec_pretty(&value).expect("serialisable")
-        } else {
-            serde_json::to_vec(&value).expect("serialisable")
-        };
+        let text = crate::rawjson::serialised(&value, pretty);
         prop_assert_eq!(plain_end(&text, 0, 0, false), Some(text.len()));
     }
 }

@@ -223,11 +223,7 @@ fn json_value() -> impl Strategy<Value = Value> {
 proptest! {
     #[test]
     fn any_document_round_trips(value in json_value(), pretty in any::<bool>()) {
-        let text = if pretty {
-            serde_json::to_vec_pretty(&value).expect("serialisable")
-        } else {
-            serde_json::to_vec(&value).expect("serialisable")
-        };
+        let text = crate::rawjson::serialised(&value, pretty);
         prop_assert!(parse(&text, &ROOT).is_some(), "valid JSON without markers is read");
         prop_assert!(round_trips(&text, &ROOT));
         prop_assert_eq!(written(&value), serde_json::to_vec(&value).expect("serialisable"));
@@ -319,11 +315,7 @@ proptest! {
         byte in any::<u8>(),
         depth in prop_oneof![Just(0usize), 90usize..102],
     ) {
-        let mut text = if pretty {
-            serde_json::to_vec_pretty(&value).expect("serialisable")
-        } else {
-            serde_json::to_vec(&value).expect("serialisable")
-        };
+        let mut text = crate::rawjson::serialised(&value, pretty);
         let (skipped, built) = skip_and_value_ends(&text, depth);
         prop_assert_eq!(skipped, built);
         let at = cut.index(text.len() + 1);

@@ -85,11 +85,7 @@ fn json_value() -> impl Strategy<Value = Value> {
 proptest! {
     #[test]
     fn any_document_parses_as_serde_json_parses_it(value in json_value(), pretty in any::<bool>()) {
-        let text = if pretty {
-            serde_json::to_vec_pretty(&value).expect("serialisable")
-        } else {
-            serde_json::to_vec(&value).expect("serialisable")
-        };
+        let text = crate::rawjson::serialised(&value, pretty);
         prop_assert!(parse(&text).is_some(), "valid JSON of plain shape is read directly");
         prop_assert!(agrees(&text));
     }
