@@ -4,7 +4,7 @@
 //! first byte of a number or literal) go through the grammar. Only the common case is decided:
 //! printable ASCII without escapes, integers and literals. Anything else is `None`, and the
 //! caller reads token by token as before. A pod's skipped members are nearly all decided here,
-//! which cut the module's call by 3.5 % of its instructions and 8 % of its time (BENCHMARKS.md).
+//! which cut the module's call by about 4 % of its instructions (BENCHMARKS.md).
 
 use super::escapes::SIMD;
 use super::nested::prefix_xor;
