@@ -8,7 +8,7 @@
 
 use super::escapes::SIMD;
 use super::nested::prefix_xor;
-use super::value::MAX_DEPTH;
+use super::value::{MAX_DEPTH, plain_integer};
 
 /// Bytes per block: four 16-byte vectors, one bit each in a `u64` mask.
 const BLOCK: usize = 64;
@@ -156,14 +156,7 @@ fn plain_scalar(text: &[u8], at: usize) -> Option<()> {
     if matches!(token, b"true" | b"false" | b"null") {
         return Some(());
     }
-    let digits = token.strip_prefix(b"-").unwrap_or(token);
-    let leading_zero =
-        digits.first() == Some(&b'0') && (digits.len() > 1 || digits.len() < token.len());
-    (!digits.is_empty()
-        && digits.len() <= 18
-        && digits.iter().all(u8::is_ascii_digit)
-        && !leading_zero)
-        .then_some(())
+    plain_integer(token).map(drop)
 }
 
 /// A byte that the classes above count as part of a number or literal.

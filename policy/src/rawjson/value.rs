@@ -139,21 +139,12 @@ impl<'a> Parser<'a> {
             .unwrap_or(rest.len());
         let token = rest.get(..len)?;
         self.0.at = start + len;
-        let (negative, digits) = match token.split_first()? {
-            (b'-', digits) => (true, digits),
-            _ => (false, token),
-        };
-        // No leading zero, and `-0` (a float in serde_json) is serde_json's too.
-        let plain = !digits.is_empty()
-            && digits.len() <= 18
-            && digits.iter().all(u8::is_ascii_digit)
-            && (digits.first() != Some(&b'0') || (digits.len() == 1 && !negative));
-        if !plain {
+        let Some((negative, digits)) = plain_integer(token) else {
             return match serde_json::from_slice(token).ok()? {
                 Value::Number(number) => Some(number),
                 _ => None,
             };
-        }
+        };
         let magnitude = digits
             .iter()
             .fold(0u64, |n, d| n * 10 + u64::from(d - b'0'));
@@ -163,6 +154,21 @@ impl<'a> Parser<'a> {
             Some(Number::from(magnitude))
         }
     }
+}
+
+/// A number token that `number` reads without serde_json: its sign and digits when it is an
+/// integer of at most 18 digits (it fits) without a leading zero (and not `-0`, a float in
+/// serde_json).
+pub(super) fn plain_integer(token: &[u8]) -> Option<(bool, &[u8])> {
+    let (negative, digits) = match token.split_first()? {
+        (b'-', digits) => (true, digits),
+        _ => (false, token),
+    };
+    let plain = !digits.is_empty()
+        && digits.len() <= 18
+        && digits.iter().all(u8::is_ascii_digit)
+        && (digits.first() != Some(&b'0') || (digits.len() == 1 && !negative));
+    plain.then_some((negative, digits))
 }
 
 #[cfg(test)]
