@@ -4,33 +4,64 @@
 //! otherwise copy it into every caller and the module would outgrow 1 MB).
 
 /// The sign of the first differing byte of `left` and `right`, as C's `memcmp`.
+// Words compared whole, the first differing byte found in them only then. The last word
+// overlaps the ones before it (their bytes are equal): no byte loop but for under 4 bytes. Most
+// calls compare short map keys, where a call's own cost dominates (a byte loop doubled it).
 pub fn compare(left: &[u8], right: &[u8]) -> i32 {
     let len = left.len().min(right.len());
-    let (left, right) = (&left[..len], &right[..len]);
-    for (a, b) in left.chunks_exact(8).zip(right.chunks_exact(8)) {
-        let (a, b) = (word(a), word(b));
-        if a != b {
-            // Big-endian order makes the first differing byte the most significant one.
-            return if a.swap_bytes() < b.swap_bytes() {
-                -1
-            } else {
-                1
-            };
+    if len >= 8 {
+        let mut at = 0;
+        while at + 8 < len {
+            let (a, b) = (word8(left, at), word8(right, at));
+            if a != b {
+                return order(a, b);
+            }
+            at += 8;
         }
+        let (a, b) = (word8(left, len - 8), word8(right, len - 8));
+        return if a == b { 0 } else { order(a, b) };
     }
-    let tail = len - len % 8;
-    for (a, b) in left[tail..].iter().zip(&right[tail..]) {
+    if len >= 4 {
+        for at in [0, len - 4] {
+            let (a, b) = (word4(left, at), word4(right, at));
+            if a != b {
+                return order(a, b);
+            }
+        }
+        return 0;
+    }
+    for at in 0..len {
+        let (a, b) = (byte(left, at), byte(right, at));
         if a != b {
-            return i32::from(*a) - i32::from(*b);
+            return order(a, b);
         }
     }
     0
 }
 
-fn word(bytes: &[u8]) -> u64 {
-    let mut word = [0; 8];
-    word.copy_from_slice(bytes);
-    u64::from_le_bytes(word)
+/// The 8 bytes at `at`, little-endian (wasm has no byte swap); 0 past the end (never read).
+fn word8(bytes: &[u8], at: usize) -> u64 {
+    let chunk = bytes.get(at..).and_then(<[u8]>::first_chunk::<8>);
+    chunk.map_or(0, |chunk| u64::from_le_bytes(*chunk))
+}
+
+fn word4(bytes: &[u8], at: usize) -> u64 {
+    let chunk = bytes.get(at..).and_then(<[u8]>::first_chunk::<4>);
+    chunk.map_or(0, |chunk| u64::from(u32::from_le_bytes(*chunk)))
+}
+
+fn byte(bytes: &[u8], at: usize) -> u64 {
+    bytes.get(at).map_or(0, |&byte| u64::from(byte))
+}
+
+/// The order of two different little-endian words: that of their first differing byte.
+fn order(a: u64, b: u64) -> i32 {
+    let shift = (a ^ b).trailing_zeros() & !7;
+    if (a >> shift) & 0xff < (b >> shift) & 0xff {
+        -1
+    } else {
+        1
+    }
 }
 
 /// The symbol the compiler calls for slice and string comparisons.
