@@ -8,7 +8,7 @@
 //! as before. A pod's skipped members are nearly all decided here (BENCHMARKS.md).
 
 use super::escapes::SIMD;
-use super::nested::prefix_xor;
+use super::nested::{FOLD, prefix_xor};
 use super::value::{MAX_DEPTH, plain_integer};
 
 /// Bytes per block: four 16-byte vectors, one bit each in a `u64` mask.
@@ -193,9 +193,6 @@ fn plain_scalar(text: &[u8], at: usize, len: Option<usize>) -> Option<()> {
 fn is_scalar_byte(byte: u8) -> bool {
     (0x20..0x80).contains(&byte) && !matches!(byte, b'"' | b'{' | b'}' | b'[' | b']' | b',' | b':')
 }
-
-// `x | 0x20` is `{` only for `{` and `[`, and `}` only for `}` and `]`.
-const FOLD: u8 = 0x20;
 
 /// The classes of one 16-byte lane, one bit per byte.
 #[cfg(any(

@@ -143,7 +143,7 @@ pub(super) fn prefix_xor(mut quotes: u64) -> u64 {
 }
 
 // `x | 0x20` is `{` only for `{` and `[`, and `}` only for `}` and `]`.
-const FOLD: u8 = 0x20;
+pub(super) const FOLD: u8 = 0x20;
 
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
