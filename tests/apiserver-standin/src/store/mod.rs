@@ -5,6 +5,7 @@ pub mod convert;
 pub mod objectmeta;
 pub mod pod;
 mod rules;
+mod staged;
 mod tolerations;
 mod types;
 
@@ -20,6 +21,7 @@ use crate::resources::{self, ResourceDef};
 use crate::selectors::Filter;
 
 pub use convert::{from_view, to_view};
+pub use staged::UpdateBase;
 pub use types::{
     DeleteOptions, Deleted, EventType, ListPage, StoredEvent, Subresource, WatchFrom, WatchStart,
 };
@@ -232,53 +234,16 @@ impl Store {
         sub: Subresource,
         dry_run: bool,
     ) -> Result<(Value, bool), ApiError> {
-        let mut inner = self.lock();
-        let k = key(def, ns, name);
-        let Some(old) = inner.objects.get(&k).cloned() else {
-            if def.allow_create_on_update && sub == Subresource::Main {
-                let mut fresh = obj.clone();
-                meta::metadata_mut(&mut fresh).remove("resourceVersion");
-                let stored = inner.prepare_create(def, ns, &fresh)?;
-                if dry_run {
-                    return Ok((to_view(def, &stored), true));
-                }
-                let stored = inner.commit(&self.events, def, stored, None);
-                return Ok((to_view(def, &stored), true));
+        match self.update_base(def, ns, name, obj, sub)? {
+            UpdateBase::Create => {
+                let prepared = self.stage_create(def, ns, &fresh_for_create(obj))?;
+                Ok((self.commit_create(def, prepared, dry_run)?, true))
             }
-            return Err(ApiError::not_found(def, name));
-        };
-        let sent = from_view(def, obj);
-        // A PUT carries its uid as a storage precondition, checked before anything else.
-        let sent_uid = meta::meta_str(&sent, "uid");
-        if !sent_uid.is_empty() && sent_uid != meta::meta_str(&old, "uid") {
-            return Err(ApiError::conflict_because(
-                def,
-                name,
-                &format!(
-                    "StorageError: invalid object, Code: 4, Key: {}, ResourceVersion: 0, AdditionalErrorMsg: Precondition failed: UID in precondition: {sent_uid}, UID in object meta: {}",
-                    storage_key(def, ns, name),
-                    meta::meta_str(&old, "uid")
-                ),
-            ));
-        }
-        let rv = meta::resource_version(&sent);
-        if rv.is_empty() {
-            if !def.allow_unconditional_update {
-                return Err(ApiError::invalid(
-                    def,
-                    name,
-                    vec![crate::error::Cause::invalid(
-                        "metadata.resourceVersion",
-                        &json!("0x0"),
-                        "must be specified for an update",
-                    )],
-                ));
+            UpdateBase::Existing(old) => {
+                let new = self.stage_update(def, ns, name, &old, obj, sub)?;
+                Ok((self.commit_update(def, &old, new, dry_run)?, false))
             }
-        } else if rv != meta::resource_version(&old) {
-            return Err(ApiError::conflict(def, name));
         }
-        let out = inner.write(&self.events, def, ns, name, &old, sent, sub, dry_run)?;
-        Ok((to_view(def, &out), false))
     }
 
     /// PATCH of the main resource or of `/status`.
@@ -293,31 +258,10 @@ impl Store {
         sub: Subresource,
         dry_run: bool,
     ) -> Result<Value, ApiError> {
-        let mut inner = self.lock();
-        let old = inner
-            .objects
-            .get(&key(def, ns, name))
-            .cloned()
-            .ok_or_else(|| ApiError::not_found(def, name))?;
-        let current = to_view(def, &old);
-        let patched = crate::patch::apply(def, ty, &current, patch)?;
-        if !patched.is_object() {
-            return Err(ApiError::bad_request(
-                "the patched object is not a JSON object",
-            ));
-        }
-        let mut sent = from_view(def, &patched);
-        let rv = meta::resource_version(&sent).to_string();
-        if rv.is_empty() {
-            meta::metadata_mut(&mut sent).insert(
-                "resourceVersion".into(),
-                json!(meta::resource_version(&old)),
-            );
-        } else if rv != meta::resource_version(&old) {
-            return Err(ApiError::conflict(def, name));
-        }
-        let out = inner.write(&self.events, def, ns, name, &old, sent, sub, dry_run)?;
-        Ok(to_view(def, &out))
+        let old = self.stored(def, ns, name)?;
+        let patched = self.patched(def, name, &old, ty, patch)?;
+        let new = self.stage_update(def, ns, name, &old, &patched, sub)?;
+        self.commit_update(def, &old, new, dry_run)
     }
 
     /// DELETE.
@@ -498,7 +442,7 @@ impl Inner {
         gone
     }
 
-    /// Validates and stores an update (already past the resourceVersion precondition).
+    /// Stores a prepared update of `old` (already past every precondition); returns what is stored now.
     #[allow(clippy::too_many_arguments)]
     fn write(
         &mut self,
@@ -507,16 +451,11 @@ impl Inner {
         ns: &str,
         name: &str,
         old: &Value,
-        sent: Value,
-        sub: Subresource,
+        new: Value,
         dry_run: bool,
-    ) -> Result<Value, ApiError> {
-        let new = rules::prepare_update(def, ns, name, old, sent, sub)?;
-        if &new == old {
-            return Ok(old.clone());
-        }
-        if dry_run {
-            return Ok(new);
+    ) -> Value {
+        if &new == old || dry_run {
+            return new;
         }
         let finalized = new
             .get("metadata")
@@ -534,8 +473,15 @@ impl Inner {
                 .is_none_or(|g| g == 0);
         if finalized {
             let k = key(def, ns, name);
-            return Ok(self.remove(tx, k, new));
+            return self.remove(tx, k, new);
         }
-        Ok(self.commit(tx, def, new, Some(old.clone())))
+        self.commit(tx, def, new, Some(old.clone()))
     }
+}
+
+/// A PUT body that creates its object: a resourceVersion would be refused on create.
+fn fresh_for_create(obj: &Value) -> Value {
+    let mut fresh = obj.clone();
+    meta::metadata_mut(&mut fresh).remove("resourceVersion");
+    fresh
 }
