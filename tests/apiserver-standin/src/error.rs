@@ -79,6 +79,8 @@ pub struct ApiError {
     pub message: String,
     /// `details` of the Status (name, group, kind, causes, retryAfterSeconds).
     pub details: Option<Value>,
+    /// A whole Status answered as it is (a webhook's denial keeps the webhook's own reason and details).
+    pub status: Option<Value>,
 }
 
 fn qualified(def: &ResourceDef) -> String {
@@ -104,6 +106,26 @@ impl ApiError {
             reason,
             message: message.into(),
             details: None,
+            status: None,
+        }
+    }
+
+    /// An error answered with `status` as it is (its `code` is the HTTP status).
+    pub fn from_status(status: Value) -> ApiError {
+        let code = status
+            .get("code")
+            .and_then(Value::as_u64)
+            .and_then(|c| u16::try_from(c).ok())
+            .filter(|c| (400..600).contains(c))
+            .unwrap_or(400);
+        let message = status
+            .get("message")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_string();
+        ApiError {
+            status: Some(status),
+            ..ApiError::new(code, "", message)
         }
     }
 
@@ -255,11 +277,15 @@ impl ApiError {
 
     /// 500 InternalError.
     pub fn internal(message: impl Into<String>) -> ApiError {
-        ApiError::new(
-            500,
-            "InternalError",
-            format!("Internal error occurred: {}", message.into()),
-        )
+        let message = message.into();
+        ApiError {
+            details: Some(json!({ "causes": [{ "message": message }] })),
+            ..ApiError::new(
+                500,
+                "InternalError",
+                format!("Internal error occurred: {message}"),
+            )
+        }
     }
 
     /// An injected fault with an arbitrary status code.
@@ -299,6 +325,9 @@ impl ApiError {
 
     /// The `metav1.Status` JSON of this error.
     pub fn to_status(&self) -> Value {
+        if let Some(status) = &self.status {
+            return status.clone();
+        }
         let mut s = json!({
             "kind": "Status",
             "apiVersion": "v1",

@@ -9,6 +9,7 @@
 //! # Ok(()) }
 //! ```
 
+pub mod admission;
 pub mod error;
 pub mod fault;
 pub mod http;
@@ -29,6 +30,7 @@ use serde_json::Value;
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 
+pub use admission::Admission;
 pub use error::ApiError;
 pub use fault::{Fault, FaultAction, Faults, RequestInfo, Verb};
 pub use kubelet::{Kubelet, KubeletConfig, image_id};
@@ -48,6 +50,39 @@ pub struct Options {
     pub graceful_pod_deletion: bool,
     /// Run the kubelet simulator with these delays.
     pub kubelet: Option<KubeletConfig>,
+    /// Where webhook services listen (more can be added with [`StandIn::map_service`]).
+    pub services: Vec<ServiceEndpoint>,
+}
+
+/// A Service of the cluster mapped to a local address, for webhooks' `clientConfig.service`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ServiceEndpoint {
+    /// Service namespace.
+    pub namespace: String,
+    /// Service name.
+    pub name: String,
+    /// Service port.
+    pub port: u16,
+    /// Where it is reached.
+    pub addr: SocketAddr,
+}
+
+impl std::str::FromStr for ServiceEndpoint {
+    type Err = String;
+
+    /// `NAMESPACE/NAME:PORT=HOST:PORT`, e.g. `sidecarset-system/webhook:443=127.0.0.1:9443`.
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let bad = || format!("{s:?}: expected NAMESPACE/NAME:PORT=ADDRESS:PORT");
+        let (service, addr) = s.split_once('=').ok_or_else(bad)?;
+        let (namespace, rest) = service.split_once('/').ok_or_else(bad)?;
+        let (name, port) = rest.rsplit_once(':').ok_or_else(bad)?;
+        Ok(ServiceEndpoint {
+            namespace: namespace.to_string(),
+            name: name.to_string(),
+            port: port.parse().map_err(|_| bad())?,
+            addr: addr.parse().map_err(|_| bad())?,
+        })
+    }
 }
 
 impl Default for Options {
@@ -58,6 +93,7 @@ impl Default for Options {
             bookmark_interval: Duration::from_secs(1),
             graceful_pod_deletion: true,
             kubelet: None,
+            services: Vec::new(),
         }
     }
 }
@@ -104,6 +140,7 @@ pub struct StandIn {
     addr: SocketAddr,
     store: Arc<Store>,
     faults: Faults,
+    admission: Admission,
     kubelet: Option<Kubelet>,
     shutdown: Option<oneshot::Sender<()>>,
     server: Option<JoinHandle<()>>,
@@ -132,9 +169,16 @@ impl StandIn {
         })?;
         let store = Arc::new(Store::new(opts.history_limit, opts.graceful_pod_deletion));
         let faults = Faults::default();
+        let admission = Admission::default();
+        for s in &opts.services {
+            admission
+                .services
+                .insert(&s.namespace, &s.name, s.port, s.addr);
+        }
         let app = http::router(http::AppState {
             store: store.clone(),
             faults: faults.clone(),
+            admission: admission.clone(),
             bookmark_interval: opts.bookmark_interval,
             addr,
         });
@@ -153,10 +197,26 @@ impl StandIn {
             addr,
             store,
             faults,
+            admission,
             kubelet,
             shutdown: Some(tx),
             server: Some(server),
         })
+    }
+
+    /// Says where a Service's pods listen, for webhooks that name it in `clientConfig.service`.
+    pub fn map_service(&self, namespace: &str, name: &str, port: u16, addr: SocketAddr) {
+        self.admission.services.insert(namespace, name, port, addr);
+    }
+
+    /// Removes a Service's mapping: calls to it then find no endpoints.
+    pub fn unmap_service(&self, namespace: &str, name: &str, port: u16) {
+        self.admission.services.remove(namespace, name, port);
+    }
+
+    /// The audit annotations admission recorded, one entry per request that had any.
+    pub fn audit(&self) -> Vec<admission::AuditEntry> {
+        self.admission.audit()
     }
 
     /// The bound address.

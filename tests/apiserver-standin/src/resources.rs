@@ -161,6 +161,26 @@ pub static RESOURCES: &[ResourceDef] = &[
         storage: "sidecarsets",
         ..BASE
     },
+    ResourceDef {
+        group: "admissionregistration.k8s.io",
+        plural: "mutatingwebhookconfigurations",
+        singular: "mutatingwebhookconfiguration",
+        kind: "MutatingWebhookConfiguration",
+        namespaced: false,
+        tracks_generation: true,
+        storage: "mutatingwebhookconfigurations",
+        ..BASE
+    },
+    ResourceDef {
+        group: "admissionregistration.k8s.io",
+        plural: "validatingwebhookconfigurations",
+        singular: "validatingwebhookconfiguration",
+        kind: "ValidatingWebhookConfiguration",
+        namespaced: false,
+        tracks_generation: true,
+        storage: "validatingwebhookconfigurations",
+        ..BASE
+    },
 ];
 
 /// Finds a resource by group, version and plural (or singular/short name, like kubectl would not; plural only here).

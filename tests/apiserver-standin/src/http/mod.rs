@@ -1,5 +1,6 @@
 //! The HTTP front: path parsing, discovery, the fault switch, and dispatch to the store.
 
+mod admitted;
 mod discovery;
 mod openapi;
 mod resource;
@@ -29,6 +30,8 @@ pub struct AppState {
     pub store: Arc<Store>,
     /// The fault switch.
     pub faults: Faults,
+    /// The admission chain's state.
+    pub admission: crate::admission::Admission,
     /// How often watches send progress bookmarks.
     pub bookmark_interval: Duration,
     /// The address the server is bound to (for `/api`).

@@ -4,11 +4,12 @@ use std::collections::HashMap;
 use std::time::Duration;
 
 use axum::body::Bytes;
-use axum::http::{HeaderMap, StatusCode, header};
-use axum::response::Response;
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
 use serde_json::{Value, json};
 
-use super::{AppState, Target, json_response, stream_response, table};
+use super::{AppState, Target, admitted, json_response, stream_response, table};
+use crate::admission::Record;
 use crate::error::ApiError;
 use crate::fault::Verb;
 use crate::patch::PatchType;
@@ -26,18 +27,18 @@ pub struct Request<'a> {
 }
 
 impl Request<'_> {
-    fn ns(&self) -> &str {
+    pub(super) fn ns(&self) -> &str {
         self.target.namespace.as_deref().unwrap_or("")
     }
 
-    fn name(&self) -> Result<&str, ApiError> {
+    pub(super) fn name(&self) -> Result<&str, ApiError> {
         self.target
             .name
             .as_deref()
             .ok_or_else(|| ApiError::bad_request("a resource name is required"))
     }
 
-    fn sub(&self) -> Subresource {
+    pub(super) fn sub(&self) -> Subresource {
         if self.target.subresource.is_some() {
             Subresource::Status
         } else {
@@ -45,11 +46,11 @@ impl Request<'_> {
         }
     }
 
-    fn dry_run(&self) -> bool {
+    pub(super) fn dry_run(&self) -> bool {
         self.query.get("dryRun").is_some_and(|v| v == "All")
     }
 
-    fn json_body(&self) -> Result<Value, ApiError> {
+    pub(super) fn json_body(&self) -> Result<Value, ApiError> {
         let ct = self
             .headers
             .get(header::CONTENT_TYPE)
@@ -105,50 +106,19 @@ pub async fn handle(verb: Verb, req: Request<'_>) -> Result<Response, ApiError> 
         }
         Verb::List => list(&req),
         Verb::Watch => watch(&req),
-        Verb::Create => {
-            let body = req.json_body()?;
-            let obj = store.create(def, req.ns(), &body, req.dry_run())?;
-            Ok(json_response(StatusCode::CREATED, &obj))
-        }
-        Verb::Update => {
-            let body = req.json_body()?;
-            let (obj, created) =
-                store.update(def, req.ns(), req.name()?, &body, req.sub(), req.dry_run())?;
-            let code = if created {
-                StatusCode::CREATED
-            } else {
-                StatusCode::OK
+        Verb::Create | Verb::Update | Verb::Patch | Verb::Delete => {
+            let mut record = Record::default();
+            let result = admitted_write(verb, &req, &mut record).await;
+            let mut resp = match result {
+                Ok(r) => r,
+                Err(e) => e.into_response(),
             };
-            Ok(json_response(code, &obj))
-        }
-        Verb::Patch => {
-            let ct = req
-                .headers
-                .get(header::CONTENT_TYPE)
-                .and_then(|v| v.to_str().ok())
-                .unwrap_or("");
-            let ty = PatchType::from_content_type(ct)?;
-            let obj = store.patch(
-                def,
-                req.ns(),
-                req.name()?,
-                ty,
-                &req.body,
-                req.sub(),
-                req.dry_run(),
-            )?;
-            Ok(json_response(StatusCode::OK, &obj))
-        }
-        Verb::Delete => {
-            let opts = delete_options(&req)?;
-            let deleted = store.delete(def, req.ns(), req.name()?, &opts)?;
-            if deleted.removed && !def.return_deleted_object {
-                return Ok(json_response(
-                    StatusCode::OK,
-                    &success_status(def, &deleted.object),
-                ));
+            for w in admitted::warning_headers(&record) {
+                if let Ok(v) = HeaderValue::from_str(&w) {
+                    resp.headers_mut().append(header::WARNING, v);
+                }
             }
-            Ok(json_response(StatusCode::OK, &deleted.object))
+            Ok(resp)
         }
         Verb::DeleteCollection => {
             let opts = delete_options(&req)?;
@@ -168,6 +138,55 @@ pub async fn handle(verb: Verb, req: Request<'_>) -> Result<Response, ApiError> 
                 StatusCode::OK,
                 &list_doc(def, items, store.resource_version(), None, None),
             ))
+        }
+    }
+}
+
+async fn admitted_write(
+    verb: Verb,
+    req: &Request<'_>,
+    record: &mut Record,
+) -> Result<Response, ApiError> {
+    let def = req.target.def;
+    match verb {
+        Verb::Create => {
+            let obj = admitted::create(req, record).await?;
+            Ok(json_response(StatusCode::CREATED, &obj))
+        }
+        Verb::Update => {
+            let (obj, created) = admitted::update(req, record).await?;
+            let code = if created {
+                StatusCode::CREATED
+            } else {
+                StatusCode::OK
+            };
+            Ok(json_response(code, &obj))
+        }
+        Verb::Patch => {
+            let ct = req
+                .headers
+                .get(header::CONTENT_TYPE)
+                .and_then(|v| v.to_str().ok())
+                .unwrap_or("");
+            let ty = PatchType::from_content_type(ct)?;
+            let obj = admitted::patch(req, ty, record).await?;
+            Ok(json_response(StatusCode::OK, &obj))
+        }
+        _ => {
+            let opts = delete_options(req)?;
+            let body = if req.body.is_empty() {
+                Value::Null
+            } else {
+                req.json_body()?
+            };
+            let deleted = admitted::delete(req, &opts, body, record).await?;
+            if deleted.removed && !def.return_deleted_object {
+                return Ok(json_response(
+                    StatusCode::OK,
+                    &success_status(def, &deleted.object),
+                ));
+            }
+            Ok(json_response(StatusCode::OK, &deleted.object))
         }
     }
 }

@@ -171,6 +171,61 @@ impl LabelSelector {
         Ok(LabelSelector { reqs })
     }
 
+    /// A `metav1.LabelSelector` object (`matchLabels` and `matchExpressions`), as
+    /// `LabelSelectorAsSelector` reads it; `{}` matches everything.
+    pub fn from_api(sel: &Value) -> Result<LabelSelector, String> {
+        let mut reqs = Vec::new();
+        if let Some(labels) = sel.get("matchLabels").and_then(Value::as_object) {
+            for (k, v) in labels {
+                let v = v
+                    .as_str()
+                    .ok_or_else(|| format!("label value of {k:?} is not a string"))?;
+                reqs.push(Requirement {
+                    key: k.clone(),
+                    op: Op::Eq(v.to_string()),
+                });
+            }
+        }
+        for e in sel
+            .get("matchExpressions")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            let key = e
+                .get("key")
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_string();
+            let values: Vec<String> = e
+                .get("values")
+                .and_then(Value::as_array)
+                .map(|a| {
+                    a.iter()
+                        .filter_map(Value::as_str)
+                        .map(String::from)
+                        .collect()
+                })
+                .unwrap_or_default();
+            let operator = e.get("operator").and_then(Value::as_str).unwrap_or("");
+            let op = match operator {
+                "In" | "NotIn" if values.is_empty() => {
+                    return Err("for 'in', 'notin' operators, values set can't be empty".into());
+                }
+                "Exists" | "DoesNotExist" if !values.is_empty() => {
+                    return Err("values set must be empty for exists and does not exist".into());
+                }
+                "In" => Op::In(values),
+                "NotIn" => Op::NotIn(values),
+                "Exists" => Op::Exists,
+                "DoesNotExist" => Op::NotExists,
+                other => return Err(format!("{other:?} is not a valid label selector operator")),
+            };
+            reqs.push(Requirement { key, op });
+        }
+        Ok(LabelSelector { reqs })
+    }
+
     /// Whether a `metadata.labels` object matches.
     pub fn matches(&self, labels: Option<&Value>) -> bool {
         self.reqs.iter().all(|r| {

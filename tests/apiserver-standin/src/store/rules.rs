@@ -4,6 +4,7 @@
 use serde_json::{Map, Value, json};
 
 use super::{Inner, Subresource, key, objectmeta, pod};
+use crate::admission::configuration;
 use crate::error::{ApiError, Cause};
 use crate::meta;
 use crate::resources::ResourceDef;
@@ -215,6 +216,13 @@ impl Inner {
                     m.insert("status".into(), json!({"phase": "Active"}));
                 }
             }
+            storage @ (configuration::MUTATING | configuration::VALIDATING) => {
+                configuration::apply_defaults(storage, &mut obj);
+                let causes = configuration::validate(&obj);
+                if !causes.is_empty() {
+                    return Err(ApiError::invalid(def, &name, causes));
+                }
+            }
             _ => {
                 if def.status_subresource
                     && let Some(m) = obj.as_object_mut()
@@ -355,6 +363,11 @@ pub(super) fn prepare_update(
                         "field is immutable",
                     ));
                 }
+            }
+            storage @ (configuration::MUTATING | configuration::VALIDATING) => {
+                causes.extend(objectmeta::validate_object_meta_update(&new, old));
+                configuration::apply_defaults(storage, &mut new);
+                causes.extend(configuration::validate(&new));
             }
             _ => causes.extend(objectmeta::validate_object_meta_update(&new, old)),
         }
