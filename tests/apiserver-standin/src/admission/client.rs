@@ -3,7 +3,6 @@
 //! and Go's wording for what can go wrong on the way.
 
 use std::collections::HashMap;
-use std::error::Error as _;
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 
@@ -74,32 +73,49 @@ fn tls_config(ca_bundle: &[u8]) -> Result<rustls::ClientConfig, String> {
         .with_no_client_auth())
 }
 
+/// The causes of an error, looking inside io::Errors too (their `source()` skips the wrapped error).
+fn causes<'a>(
+    e: &'a (dyn std::error::Error + 'static),
+) -> Vec<&'a (dyn std::error::Error + 'static)> {
+    let mut out = Vec::new();
+    let mut next = Some(e);
+    while let Some(err) = next {
+        out.push(err);
+        next = match err
+            .downcast_ref::<std::io::Error>()
+            .and_then(|io| io.get_ref())
+        {
+            Some(inner) => Some(inner as &(dyn std::error::Error + 'static)),
+            None => err.source(),
+        };
+    }
+    out
+}
+
 /// Go's text for a failed round trip.
 fn round_trip_error(e: &reqwest::Error, addr: Option<SocketAddr>) -> String {
     if e.is_timeout() {
         return "context deadline exceeded".into();
     }
-    let mut source = e.source();
-    while let Some(s) = source {
-        if let Some(tls) = s.downcast_ref::<rustls::Error>() {
+    for cause in causes(e) {
+        if let Some(tls) = cause.downcast_ref::<rustls::Error>() {
+            use rustls::CertificateError as C;
             return match tls {
-                rustls::Error::InvalidCertificate(rustls::CertificateError::UnknownIssuer) => {
+                rustls::Error::InvalidCertificate(C::UnknownIssuer | C::BadSignature) => {
                     "tls: failed to verify certificate: x509: certificate signed by unknown authority".into()
                 }
-                rustls::Error::InvalidCertificate(
-                    rustls::CertificateError::NotValidForName
-                    | rustls::CertificateError::NotValidForNameContext { .. },
-                ) => "tls: failed to verify certificate: x509: certificate is not valid for the requested name".into(),
+                rustls::Error::InvalidCertificate(C::NotValidForName | C::NotValidForNameContext { .. }) => {
+                    "tls: failed to verify certificate: x509: certificate is not valid for the requested name".into()
+                }
                 other => format!("tls: {other}"),
             };
         }
-        if let Some(io) = s.downcast_ref::<std::io::Error>()
+        if let Some(io) = cause.downcast_ref::<std::io::Error>()
             && io.kind() == std::io::ErrorKind::ConnectionRefused
         {
             let at = addr.map(|a| a.to_string()).unwrap_or_default();
             return format!("dial tcp {at}: connect: connection refused");
         }
-        source = s.source();
     }
     e.to_string()
 }

@@ -125,6 +125,3 @@ impl Admission {
         self.audit.lock().unwrap_or_else(|p| p.into_inner()).clone()
     }
 }
-
-#[cfg(test)]
-mod tests;
