@@ -28,6 +28,9 @@ struct Args {
     /// Number of events kept for watches (older resourceVersions get 410 Gone).
     #[arg(long, default_value_t = 10_000)]
     history: usize,
+    /// Where a webhook Service listens: NAMESPACE/NAME:PORT=127.0.0.1:PORT (repeatable).
+    #[arg(long = "service")]
+    services: Vec<apiserver_standin::ServiceEndpoint>,
 }
 
 #[tokio::main]
@@ -50,6 +53,7 @@ async fn main() -> anyhow::Result<()> {
         listen: args.listen,
         history_limit: args.history,
         kubelet,
+        services: args.services,
         ..Options::default()
     })
     .await?;
