@@ -30,6 +30,8 @@ pub struct ResourceDef {
     pub categories: &'static [&'static str],
     /// Has a `/status` subresource (status only written there, spec never there).
     pub status_subresource: bool,
+    /// Has a `/scale` subresource (autoscaling/v1 Scale over `spec.replicas`).
+    pub scale_subresource: bool,
     /// `metadata.generation` is maintained and bumped on spec changes (custom resources).
     pub tracks_generation: bool,
     /// A PUT of a missing object creates it (leases, events).
@@ -76,6 +78,7 @@ const BASE: ResourceDef = ResourceDef {
     short_names: &[],
     categories: &[],
     status_subresource: false,
+    scale_subresource: false,
     tracks_generation: false,
     allow_create_on_update: false,
     allow_unconditional_update: true,
@@ -179,6 +182,111 @@ pub static RESOURCES: &[ResourceDef] = &[
         namespaced: false,
         tracks_generation: true,
         storage: "validatingwebhookconfigurations",
+        ..BASE
+    },
+    ResourceDef {
+        plural: "configmaps",
+        singular: "configmap",
+        kind: "ConfigMap",
+        short_names: &["cm"],
+        storage: "configmaps",
+        ..BASE
+    },
+    ResourceDef {
+        plural: "secrets",
+        singular: "secret",
+        kind: "Secret",
+        storage: "secrets",
+        ..BASE
+    },
+    ResourceDef {
+        plural: "serviceaccounts",
+        singular: "serviceaccount",
+        kind: "ServiceAccount",
+        short_names: &["sa"],
+        storage: "serviceaccounts",
+        ..BASE
+    },
+    ResourceDef {
+        plural: "services",
+        singular: "service",
+        kind: "Service",
+        short_names: &["svc"],
+        categories: &["all"],
+        status_subresource: true,
+        return_deleted_object: true,
+        storage: "services",
+        ..BASE
+    },
+    ResourceDef {
+        group: "apps",
+        plural: "deployments",
+        singular: "deployment",
+        kind: "Deployment",
+        short_names: &["deploy"],
+        categories: &["all"],
+        status_subresource: true,
+        scale_subresource: true,
+        tracks_generation: true,
+        storage: "deployments",
+        ..BASE
+    },
+    ResourceDef {
+        group: "policy",
+        plural: "poddisruptionbudgets",
+        singular: "poddisruptionbudget",
+        kind: "PodDisruptionBudget",
+        short_names: &["pdb"],
+        status_subresource: true,
+        tracks_generation: true,
+        storage: "poddisruptionbudgets",
+        ..BASE
+    },
+    ResourceDef {
+        group: "rbac.authorization.k8s.io",
+        plural: "clusterroles",
+        singular: "clusterrole",
+        kind: "ClusterRole",
+        namespaced: false,
+        storage: "clusterroles",
+        ..BASE
+    },
+    ResourceDef {
+        group: "rbac.authorization.k8s.io",
+        plural: "clusterrolebindings",
+        singular: "clusterrolebinding",
+        kind: "ClusterRoleBinding",
+        namespaced: false,
+        storage: "clusterrolebindings",
+        ..BASE
+    },
+    ResourceDef {
+        group: "rbac.authorization.k8s.io",
+        plural: "roles",
+        singular: "role",
+        kind: "Role",
+        storage: "roles",
+        ..BASE
+    },
+    ResourceDef {
+        group: "rbac.authorization.k8s.io",
+        plural: "rolebindings",
+        singular: "rolebinding",
+        kind: "RoleBinding",
+        storage: "rolebindings",
+        ..BASE
+    },
+    ResourceDef {
+        group: "apiextensions.k8s.io",
+        plural: "customresourcedefinitions",
+        singular: "customresourcedefinition",
+        kind: "CustomResourceDefinition",
+        namespaced: false,
+        short_names: &["crd", "crds"],
+        status_subresource: true,
+        tracks_generation: true,
+        return_deleted_object: true,
+        storage: "customresourcedefinitions",
         ..BASE
     },
 ];

@@ -2,6 +2,7 @@
 //! resourceVersion, a bounded event history for watches, and the per-type write rules.
 
 pub mod convert;
+mod kinds;
 pub mod objectmeta;
 pub mod pod;
 mod rules;

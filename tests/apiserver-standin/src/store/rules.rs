@@ -3,7 +3,7 @@
 
 use serde_json::{Map, Value, json};
 
-use super::{Inner, Subresource, key, objectmeta, pod};
+use super::{Inner, Subresource, key, kinds, objectmeta, pod};
 use crate::admission::configuration;
 use crate::error::{ApiError, Cause};
 use crate::meta;
@@ -223,11 +223,19 @@ impl Inner {
                     return Err(ApiError::invalid(def, &name, causes));
                 }
             }
-            _ => {
+            storage => {
                 if def.status_subresource
                     && let Some(m) = obj.as_object_mut()
                 {
                     m.remove("status");
+                    if let Some(s) = kinds::initial_status(storage) {
+                        m.insert("status".into(), s);
+                    }
+                }
+                if let Some(causes) = kinds::on_create(storage, &mut obj)
+                    && !causes.is_empty()
+                {
+                    return Err(ApiError::invalid(def, &name, causes));
                 }
             }
         }
@@ -369,7 +377,10 @@ pub(super) fn prepare_update(
                 configuration::apply_defaults(storage, &mut new);
                 causes.extend(configuration::validate(&new));
             }
-            _ => causes.extend(objectmeta::validate_object_meta_update(&new, old)),
+            storage => {
+                causes.extend(objectmeta::validate_object_meta_update(&new, old));
+                causes.extend(kinds::on_update(storage, old, &mut new).unwrap_or_default());
+            }
         }
         if !causes.is_empty() {
             return Err(ApiError::invalid(def, name, causes));
