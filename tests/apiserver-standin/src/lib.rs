@@ -16,6 +16,7 @@ pub mod http;
 pub mod kubelet;
 pub mod meta;
 pub mod patch;
+pub mod protobuf;
 pub mod resources;
 pub mod selectors;
 pub mod store;

@@ -13,6 +13,7 @@ use crate::admission::Record;
 use crate::error::ApiError;
 use crate::fault::Verb;
 use crate::patch::PatchType;
+use crate::protobuf;
 use crate::selectors::Filter;
 use crate::store::{DeleteOptions, Subresource, WatchFrom};
 use crate::watch::{self, WatchRequest};
@@ -56,9 +57,30 @@ impl Request<'_> {
             .get(header::CONTENT_TYPE)
             .and_then(|v| v.to_str().ok())
             .unwrap_or("application/json");
-        if ct.contains("protobuf") || ct.contains("cbor") {
+        let def = self.target.def;
+        let media = ct.split(';').next().unwrap_or("").trim();
+        // Custom resources have no protobuf form; built-ins accept it.
+        let protobuf_ok = !def.custom;
+        if media == protobuf::MEDIA_TYPE && protobuf_ok {
+            return protobuf::decode_body(&self.body, &def.api_version(), def.kind).map_err(|e| {
+                ApiError::bad_request(if e.kind.is_empty() {
+                    e.message
+                } else {
+                    format!(
+                        "{} in version \"{}\" cannot be handled as a {}: {}",
+                        e.kind, e.version, def.kind, e.message
+                    )
+                })
+            });
+        }
+        if media.contains("protobuf") || media.contains("cbor") {
+            let accepted = if protobuf_ok {
+                "application/json, application/yaml, application/vnd.kubernetes.protobuf"
+            } else {
+                "application/json, application/yaml"
+            };
             return Err(ApiError::unsupported_media_type(format!(
-                "the body of the request was in an unknown format - accepted media types include: application/json, application/yaml (got \"{ct}\")"
+                "the body of the request was in an unknown format - accepted media types include: {accepted}"
             )));
         }
         if ct.contains("yaml") {
