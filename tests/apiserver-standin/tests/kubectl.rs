@@ -226,3 +226,66 @@ async fn kubectl_create_get_patch_apply_delete() {
         assert!(out.contains(r), "{r} missing from:\n{out}");
     }
 }
+
+/// kubectl's typed commands send protobuf bodies; the stand-in decodes them as the server does.
+#[tokio::test]
+async fn kubectl_typed_commands_send_protobuf() {
+    let s = start().await;
+    let k = Kubectl::new(&s, "protobuf");
+    let out = k.ok(&["create", "namespace", "x"]).await;
+    assert!(out.contains("namespace/x created"), "{out}");
+    let ns = k.json(&["get", "namespace", "x"]).await;
+    assert_eq!(ns["metadata"]["labels"]["kubernetes.io/metadata.name"], "x");
+    assert_eq!(ns["status"]["phase"], "Active");
+
+    k.ok(&["create", "configmap", "y", "-n", "x", "--from-literal=a=b"])
+        .await;
+    let cm = k.json(&["get", "configmap", "y", "-n", "x"]).await;
+    assert_eq!(cm["data"], serde_json::json!({ "a": "b" }));
+
+    k.ok(&[
+        "create",
+        "secret",
+        "generic",
+        "s",
+        "--from-literal=token=t0k",
+    ])
+    .await;
+    let secret = k.json(&["get", "secret", "s"]).await;
+    assert_eq!(
+        secret["data"]["token"], "dDBr",
+        "bytes arrive base64-encoded"
+    );
+    assert_eq!(secret["type"], "Opaque");
+
+    k.ok(&["run", "web", "--image=nginx:1.25", "--labels=app=web"])
+        .await;
+    let pod = k.json(&["get", "pod", "web"]).await;
+    assert_eq!(pod["spec"]["containers"][0]["image"], "nginx:1.25");
+    assert_eq!(pod["metadata"]["labels"]["app"], "web");
+    assert!(
+        pod["metadata"].get("generateName").is_none(),
+        "empty Go strings are not sent on as \"\": {pod}"
+    );
+    k.ok(&["label", "pod", "web", "tier=front"]).await;
+    let pod = k.json(&["get", "pod", "web"]).await;
+    assert_eq!(pod["metadata"]["labels"]["tier"], "front");
+
+    k.ok(&["create", "serviceaccount", "robot"]).await;
+    k.ok(&[
+        "create",
+        "deployment",
+        "d",
+        "--image=nginx:1.25",
+        "--replicas=2",
+    ])
+    .await;
+    let d = k.json(&["get", "deployment", "d"]).await;
+    assert_eq!(d["spec"]["replicas"], 2);
+    assert_eq!(d["spec"]["selector"]["matchLabels"]["app"], "d");
+    let out = k.ok(&["scale", "deployment", "d", "--replicas=4"]).await;
+    assert!(out.contains("deployment.apps/d scaled"), "{out}");
+    let d = k.json(&["get", "deployment", "d"]).await;
+    assert_eq!(d["spec"]["replicas"], 4);
+    assert_eq!(d["metadata"]["generation"], 2);
+}

@@ -4,6 +4,7 @@ mod admitted;
 mod discovery;
 mod openapi;
 mod resource;
+mod scale;
 mod table;
 
 use std::collections::HashMap;
@@ -140,6 +141,7 @@ fn parse_route(state: &AppState, segs: &[&str]) -> Result<Route, ApiError> {
     }
     if let Some(sub) = &subresource
         && !(sub == "status" && def.status_subresource)
+        && !(sub == "scale" && def.scale_subresource)
     {
         return Err(ApiError::path_not_found());
     }

@@ -8,7 +8,7 @@ use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde_json::{Value, json};
 
-use super::{AppState, Target, admitted, json_response, stream_response, table};
+use super::{AppState, Target, admitted, json_response, scale, stream_response, table};
 use crate::admission::Record;
 use crate::error::ApiError;
 use crate::fault::Verb;
@@ -113,6 +113,9 @@ impl Request<'_> {
 
 /// Handles one verb.
 pub async fn handle(verb: Verb, req: Request<'_>) -> Result<Response, ApiError> {
+    if req.target.subresource.as_deref() == Some("scale") {
+        return scale::handle(verb, &req);
+    }
     let store = &req.state.store;
     let def = req.target.def;
     match verb {
