@@ -1,10 +1,22 @@
 //! The kubelet simulator: makes pods look alive. It runs in-process against the store and
-//! reports phase Running, the Ready condition and container statuses after configurable
-//! delays; an image change restarts just that container.
+//! reports phase, conditions and container statuses after configurable delays: init
+//! containers in order, native sidecars, exits by the test-only `STANDIN_EXIT_*` env
+//! convention and restarts by policy, CreateContainerConfigError while a ConfigMap or
+//! Secret is missing; an image change restarts just that container.
 
+mod conditions;
+mod config;
+mod lifecycle;
+mod phase;
+mod render;
+mod sources;
+mod spec;
 mod status;
+mod track;
 
-pub use status::{KubeletConfig, image_id};
+pub use config::KubeletConfig;
+pub use render::image_id;
+pub use spec::{EXIT_AFTER_MS, EXIT_CODE};
 
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
@@ -18,7 +30,9 @@ use crate::error::ApiError;
 use crate::resources;
 use crate::selectors::Filter;
 use crate::store::{DeleteOptions, Store, Subresource};
-use status::{PodTrack, evaluate};
+use sources::{Sources, data_keys, references};
+use status::{Inputs, evaluate};
+use track::PodTrack;
 
 #[derive(Debug, Default)]
 struct Switches {
@@ -129,7 +143,8 @@ async fn run(shared: Arc<Shared>) {
             .unwrap_or(Duration::from_secs(3600));
         tokio::select! {
             got = events.recv() => match got {
-                Ok(ev) if ev.storage != "pods" => continue,
+                // Pods, and the sources a container waiting in CreateContainerConfigError reads.
+                Ok(ev) if !matches!(ev.storage, "pods" | "configmaps" | "secrets") => continue,
                 Ok(_) | Err(broadcast::error::RecvError::Lagged(_)) => {}
                 Err(broadcast::error::RecvError::Closed) => return,
             },
@@ -171,7 +186,9 @@ fn sync(shared: &Shared, tracks: &mut HashMap<String, PodTrack>) -> Option<Insta
             continue;
         }
         let uid = crate::meta::meta_str(pod, "uid").to_string();
-        let track = tracks.entry(uid).or_insert_with(|| PodTrack::new(now));
+        let track = tracks
+            .entry(uid)
+            .or_insert_with(|| PodTrack::new(now, jiff::Timestamp::now()));
         let ns = crate::meta::namespace(pod).to_string();
         let name = crate::meta::name(pod).to_string();
         if pod
@@ -196,7 +213,13 @@ fn sync(shared: &Shared, tracks: &mut HashMap<String, PodTrack>) -> Option<Insta
             }
             continue;
         }
-        let eval = evaluate(pod, track, now, &cfg, &never_ready);
+        let sources = sources_of(store, pod);
+        let inputs = Inputs {
+            cfg: &cfg,
+            never_ready: &never_ready,
+            sources: &sources,
+        };
+        let eval = evaluate(pod, track, now, &inputs);
         if let Some(n) = eval.next {
             next = Some(next.map_or(n, |m: Instant| m.min(n)));
         }
@@ -224,4 +247,17 @@ fn sync(shared: &Shared, tracks: &mut HashMap<String, PodTrack>) -> Option<Insta
         }
     }
     next
+}
+
+/// The ConfigMaps and Secrets the pod's containers read env from, as the store has them.
+fn sources_of(store: &Store, pod: &Value) -> Sources {
+    let ns = crate::meta::namespace(pod);
+    let mut sources = Sources::default();
+    for (kind, name) in references(pod) {
+        let keys = resources::find("", "v1", kind.plural())
+            .and_then(|def| store.get(def, ns, &name).ok())
+            .map(|obj| data_keys(&obj));
+        sources.found.insert((kind, name), keys);
+    }
+    sources
 }
