@@ -51,6 +51,16 @@ impl Request<'_> {
         self.query.get("dryRun").is_some_and(|v| v == "All")
     }
 
+    /// The patch type named by the request's Content-Type.
+    pub(super) fn patch_type(&self) -> Result<PatchType, ApiError> {
+        let ct = self
+            .headers
+            .get(header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or("");
+        PatchType::from_content_type(ct)
+    }
+
     pub(super) fn json_body(&self) -> Result<Value, ApiError> {
         let ct = self
             .headers
@@ -188,13 +198,7 @@ async fn admitted_write(
             Ok(json_response(code, &obj))
         }
         Verb::Patch => {
-            let ct = req
-                .headers
-                .get(header::CONTENT_TYPE)
-                .and_then(|v| v.to_str().ok())
-                .unwrap_or("");
-            let ty = PatchType::from_content_type(ct)?;
-            let obj = admitted::patch(req, ty, record).await?;
+            let obj = admitted::patch(req, req.patch_type()?, record).await?;
             Ok(json_response(StatusCode::OK, &obj))
         }
         _ => {

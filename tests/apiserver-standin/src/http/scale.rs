@@ -1,7 +1,7 @@
 //! The `/scale` subresource: an autoscaling/v1 Scale view of `spec.replicas` (the ScaleREST of
 //! deployments). Scale writes go to the store directly: no webhook is called for them.
 
-use axum::http::{StatusCode, header};
+use axum::http::StatusCode;
 use axum::response::Response;
 use serde_json::{Map, Value, json};
 
@@ -10,7 +10,7 @@ use super::resource::Request;
 use crate::error::{ApiError, Cause};
 use crate::fault::Verb;
 use crate::meta;
-use crate::patch::{self, PatchType};
+use crate::patch;
 use crate::resources::ResourceDef;
 use crate::store::Subresource;
 
@@ -113,15 +113,7 @@ pub fn handle(verb: Verb, req: &Request<'_>) -> Result<Response, ApiError> {
             }
             sent
         }
-        Verb::Patch => {
-            let ct = req
-                .headers
-                .get(header::CONTENT_TYPE)
-                .and_then(|v| v.to_str().ok())
-                .unwrap_or("");
-            let ty = PatchType::from_content_type(ct)?;
-            patch::apply(def, ty, &scale, &req.body)?
-        }
+        Verb::Patch => patch::apply(def, req.patch_type()?, &scale, &req.body)?,
         _ => {
             return Err(ApiError::method_not_allowed(format!(
                 "the server does not allow this method on the requested resource ({})",

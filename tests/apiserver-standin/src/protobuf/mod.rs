@@ -138,23 +138,19 @@ pub fn decode_body(body: &[u8], api_version: &str, kind: &str) -> Result<Value, 
             .to_string(),
         message,
     };
-    // DeleteOptions is accepted in every group version, as the server's scheme registers it.
-    let wanted = if body_kind == "DeleteOptions" {
-        ("v1", "DeleteOptions")
+    // DeleteOptions is accepted in every group version, as the server's scheme registers it;
+    // k8s-pb gives it no `Resource` impl, so it is found by its message path.
+    let index = if body_kind == "DeleteOptions" {
+        schema::MESSAGES
+            .iter()
+            .position(|m| m.path == "apimachinery::pkg::apis::meta::v1::DeleteOptions")
     } else {
-        (body_version, body_kind)
+        schema::KINDS
+            .iter()
+            .find(|(v, k, _)| (*v, *k) == (body_version, body_kind))
+            .map(|(_, _, i)| *i)
     };
-    let index = schema::KINDS
-        .iter()
-        .find(|(v, k, _)| (*v, *k) == wanted)
-        .map(|(_, _, i)| *i)
-        .or_else(|| {
-            (body_kind == "DeleteOptions").then(|| {
-                schema::MESSAGES
-                    .iter()
-                    .position(|m| m.path == "apimachinery::pkg::apis::meta::v1::DeleteOptions")
-            })?
-        })
+    let index = index
         .ok_or_else(|| {
             with_type(format!(
                 "no kind \"{body_kind}\" is registered for version \"{body_version}\" in scheme \"pkg/api/legacyscheme/scheme.go:30\""

@@ -16,17 +16,15 @@ fn storage_version(obj: &Value) -> Option<String> {
         .and_then(|v| v.get("name")?.as_str().map(str::to_string))
 }
 
+fn group_and_plural(obj: &Value) -> (&str, &str) {
+    let text = |p: &str| obj.pointer(p).and_then(Value::as_str).unwrap_or("");
+    (text("/spec/group"), text("/spec/names/plural"))
+}
+
 /// Validation of the fields a CRD cannot be served without.
 pub fn validate(obj: &Value) -> Vec<Cause> {
     let mut causes = Vec::new();
-    let group = obj
-        .pointer("/spec/group")
-        .and_then(Value::as_str)
-        .unwrap_or("");
-    let plural = obj
-        .pointer("/spec/names/plural")
-        .and_then(Value::as_str)
-        .unwrap_or("");
+    let (group, plural) = group_and_plural(obj);
     if group.is_empty() {
         causes.push(Cause::required("spec.group", ""));
     }
@@ -62,14 +60,7 @@ pub fn validate(obj: &Value) -> Vec<Cause> {
 
 /// The status after the naming and establishing controllers have run.
 pub fn status(obj: &Value, old_status: Option<&Value>) -> Value {
-    let group = obj
-        .pointer("/spec/group")
-        .and_then(Value::as_str)
-        .unwrap_or("");
-    let plural = obj
-        .pointer("/spec/names/plural")
-        .and_then(Value::as_str)
-        .unwrap_or("");
+    let (group, plural) = group_and_plural(obj);
     let served = resources::RESOURCES
         .iter()
         .any(|r| r.group == group && r.plural == plural);

@@ -3,17 +3,10 @@
 
 use serde_json::{Value, json};
 
+use super::set_default;
 use crate::error::Cause;
 use crate::selectors::LabelSelector;
 use crate::store::pod;
-
-fn set_default(v: &mut Value, key: &str, default: Value) {
-    if let Some(m) = v.as_object_mut()
-        && m.get(key).is_none_or(Value::is_null)
-    {
-        m.insert(key.to_string(), default);
-    }
-}
 
 /// `SetDefaults_Deployment` and the pod template's defaults.
 pub fn apply_defaults(obj: &mut Value) {

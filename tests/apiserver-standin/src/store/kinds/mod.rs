@@ -10,6 +10,15 @@ use serde_json::{Value, json};
 
 use crate::error::Cause;
 
+/// Sets `key` of an object to `default` when it is missing or null (a Go zero value).
+fn set_default(v: &mut Value, key: &str, default: Value) {
+    if let Some(m) = v.as_object_mut()
+        && m.get(key).is_none_or(Value::is_null)
+    {
+        m.insert(key.to_string(), default);
+    }
+}
+
 /// Defaults and validation of a create; `None` for kinds with no rules of their own.
 pub fn on_create(storage: &str, obj: &mut Value) -> Option<Vec<Cause>> {
     Some(match storage {

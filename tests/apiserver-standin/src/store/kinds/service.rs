@@ -5,18 +5,11 @@ use std::sync::atomic::{AtomicU32, Ordering};
 
 use serde_json::{Value, json};
 
+use super::set_default;
 use crate::error::Cause;
 
 /// Next host part of 10.96.0.0/16 to hand out (10.96.0.1 is the `kubernetes` service).
 static NEXT_IP: AtomicU32 = AtomicU32::new(10);
-
-fn set_default(v: &mut Value, key: &str, default: Value) {
-    if let Some(m) = v.as_object_mut()
-        && m.get(key).is_none_or(Value::is_null)
-    {
-        m.insert(key.to_string(), default);
-    }
-}
 
 fn allocate() -> String {
     let n = NEXT_IP.fetch_add(1, Ordering::Relaxed) % 65_534 + 1;
