@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use apiserver_standin::store::{EventType, StoredEvent};
-use apiserver_standin::{KubeletConfig, Options, StandIn, image_id};
+use apiserver_standin::{KubeletConfig, StandIn, image_id};
 use common::*;
 use k8s_openapi::api::core::v1::Pod;
 use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
@@ -14,26 +14,15 @@ use serde_json::{Value, json};
 use tokio::sync::broadcast;
 
 async fn kubelet_standin() -> StandIn {
-    start_with(Options {
-        kubelet: Some(KubeletConfig::fast()),
-        ..Options::default()
-    })
-    .await
+    start_with_kubelet(KubeletConfig::fast()).await
 }
 
 fn container<'a>(pod: &'a Value, name: &str) -> &'a Value {
-    pod["status"]["containerStatuses"]
-        .as_array()
-        .and_then(|cs| cs.iter().find(|c| c["name"] == name))
-        .unwrap_or(&Value::Null)
+    container_status(pod, "containerStatuses", name)
 }
 
 fn ready_condition(pod: &Value) -> Value {
-    pod["status"]["conditions"]
-        .as_array()
-        .and_then(|cs| cs.iter().find(|c| c["type"] == "Ready"))
-        .cloned()
-        .unwrap_or(Value::Null)
+    pod_condition(pod, "Ready")
 }
 
 fn is_ready(pod: Option<&Value>) -> bool {
@@ -44,36 +33,20 @@ fn is_ready(pod: Option<&Value>) -> bool {
 /// changes from `rx`, a subscription taken before the change under test was made.
 async fn states_until(
     s: &StandIn,
-    mut rx: broadcast::Receiver<Arc<StoredEvent>>,
+    rx: broadcast::Receiver<Arc<StoredEvent>>,
     name: &str,
     done: impl Fn(&Value) -> bool,
 ) -> Vec<Value> {
-    let mut seen = Vec::new();
     if let Ok(p) = s
         .store()
         .get(apiserver_standin::resources::pods(), "default", name)
     {
-        let finished = done(&p);
-        seen.push(p);
-        if finished {
-            return seen;
+        if done(&p) {
+            return vec![p];
         }
+        return pod_states_until(rx, name, vec![p], done).await;
     }
-    tokio::time::timeout(TIMEOUT, async {
-        loop {
-            let ev = rx.recv().await.expect("store events");
-            if ev.storage == "pods" && ev.object["metadata"]["name"] == name {
-                let finished = done(&ev.object);
-                seen.push(ev.object.clone());
-                if finished {
-                    return;
-                }
-            }
-        }
-    })
-    .await
-    .unwrap_or_else(|_| panic!("timed out; states seen: {seen:#?}"));
-    seen
+    pod_states_until(rx, name, Vec::new(), done).await
 }
 
 #[tokio::test]

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use apiserver_standin::kubelet::{EXIT_AFTER_MS, EXIT_CODE};
 use apiserver_standin::store::StoredEvent;
-use apiserver_standin::{KubeletConfig, Options, StandIn, image_id};
+use apiserver_standin::{KubeletConfig, StandIn, image_id};
 use common::*;
 use k8s_openapi::api::core::v1::{ConfigMap, Pod, Secret};
 use kube::api::{Api, Patch, PatchParams, PostParams};
@@ -17,11 +17,7 @@ use serde_json::{Value, json};
 use tokio::sync::broadcast;
 
 async fn standin_with(cfg: KubeletConfig) -> StandIn {
-    start_with(Options {
-        kubelet: Some(cfg),
-        ..Options::default()
-    })
-    .await
+    start_with_kubelet(cfg).await
 }
 
 /// A container exiting after `ms` with `code` (the stand-in's test-only convention).
@@ -53,27 +49,16 @@ async fn create(s: &StandIn, name: &str, spec: Value) {
         .expect("create pod");
 }
 
-fn status_in<'a>(pod: &'a Value, list: &str, name: &str) -> &'a Value {
-    pod["status"][list]
-        .as_array()
-        .and_then(|cs| cs.iter().find(|c| c["name"] == name))
-        .unwrap_or(&Value::Null)
-}
-
 fn app<'a>(pod: &'a Value, name: &str) -> &'a Value {
-    status_in(pod, "containerStatuses", name)
+    container_status(pod, "containerStatuses", name)
 }
 
 fn init<'a>(pod: &'a Value, name: &str) -> &'a Value {
-    status_in(pod, "initContainerStatuses", name)
+    container_status(pod, "initContainerStatuses", name)
 }
 
 fn condition(pod: &Value, kind: &str) -> Value {
-    pod["status"]["conditions"]
-        .as_array()
-        .and_then(|cs| cs.iter().find(|c| c["type"] == kind))
-        .cloned()
-        .unwrap_or(Value::Null)
+    pod_condition(pod, kind)
 }
 
 fn phase(pod: &Value) -> &str {
@@ -101,26 +86,11 @@ async fn wait(s: &StandIn, name: &str, done: impl Fn(&Value) -> bool) -> Value {
 /// Collects every stored state of one pod until `done` holds, from `rx`, a subscription
 /// taken before the pod was created or changed.
 async fn states_until(
-    mut rx: broadcast::Receiver<Arc<StoredEvent>>,
+    rx: broadcast::Receiver<Arc<StoredEvent>>,
     name: &str,
     done: impl Fn(&Value) -> bool,
 ) -> Vec<Value> {
-    let mut seen = Vec::new();
-    tokio::time::timeout(TIMEOUT, async {
-        loop {
-            let ev = rx.recv().await.expect("store events");
-            if ev.storage == "pods" && ev.object["metadata"]["name"] == name {
-                let finished = done(&ev.object);
-                seen.push(ev.object.clone());
-                if finished {
-                    return;
-                }
-            }
-        }
-    })
-    .await
-    .unwrap_or_else(|_| panic!("{name} timed out; states seen: {seen:#?}"));
-    seen
+    pod_states_until(rx, name, Vec::new(), done).await
 }
 
 fn assert_terminated(c: &Value, code: i64, reason: &str) {
